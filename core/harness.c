@@ -1,0 +1,686 @@
+/* osmeter measurement core: timing, parameters, JSON Lines output, cleanup. */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+#include "internal.h"
+
+/* ---- output --------------------------------------------------------------------- */
+
+void om_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* JSON has no NaN/Inf: a value that is not finite is a failure, never a number. */
+static void json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.17g", v);
+    else
+        fputs("null", f);
+}
+
+static const struct om_metric *find_metric(const struct om_bench *b, const char *name)
+{
+    for (int i = 0; i < OM_MAX_METRICS && b->metrics[i].name; i++)
+        if (strcmp(b->metrics[i].name, name) == 0)
+            return &b->metrics[i];
+    return NULL;
+}
+
+void om_sample(struct om_ctx *ctx, const char *metric, long long x, double value)
+{
+    if (!find_metric(ctx->bench, metric)) {
+        /* A programming error in the family: refuse loudly rather than emit junk. */
+        fprintf(stderr, "osmeter-core: %s: undeclared metric '%s'\n", ctx->bench->id, metric);
+        om_exit(OM_FAILED);
+    }
+    if (!isfinite(value)) {
+        om_fail(ctx, "%s: measured value is not a finite number", metric);
+        om_exit(OM_FAILED);
+    }
+    printf("{\"type\":\"sample\",\"metric\":");
+    om_json_string(stdout, metric);
+    if (x == OM_NO_X)
+        printf(",\"x\":null");
+    else
+        printf(",\"x\":%lld", x);
+    printf(",\"value\":");
+    json_number(stdout, value);
+    printf("}\n");
+    ctx->n_samples++;
+}
+
+static void vline(const char *type, const char *keyname, const char *key, const char *fmt,
+                  va_list ap)
+{
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    printf("{\"type\":\"%s\"", type);
+    if (keyname) {
+        printf(",\"%s\":", keyname);
+        om_json_string(stdout, key);
+    }
+    printf(",\"%s\":", strcmp(type, "note") == 0 ? "value" : "reason");
+    om_json_string(stdout, msg);
+    printf("}\n");
+    fflush(stdout);
+    if (strcmp(type, "note") != 0)
+        fprintf(stderr, "osmeter-core: %s: %s\n", type, msg);
+}
+
+void om_note(struct om_ctx *ctx, const char *key, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    vline("note", "key", key, fmt, ap);
+    va_end(ap);
+}
+
+int om_skip(struct om_ctx *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    vline("skip", NULL, NULL, fmt, ap);
+    va_end(ap);
+    return OM_SKIPPED;
+}
+
+int om_fail(struct om_ctx *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    vline("error", NULL, NULL, fmt, ap);
+    va_end(ap);
+    return OM_FAILED;
+}
+
+int om_bad_param(struct om_ctx *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    va_list ap;
+    va_start(ap, fmt);
+    vline("error", NULL, NULL, fmt, ap);
+    va_end(ap);
+    return OM_BADPARAM;
+}
+
+/* ---- parameters ----------------------------------------------------------------- */
+
+static const struct om_param *find_param(const struct om_bench *b, const char *name, int *idx)
+{
+    for (int i = 0; i < OM_MAX_PARAMS && b->params[i].name; i++)
+        if (strcmp(b->params[i].name, name) == 0) {
+            if (idx)
+                *idx = i;
+            return &b->params[i];
+        }
+    return NULL;
+}
+
+/* Parse "64k" / "3m" / "1g" / "123".  Returns 0 on success. */
+int om_parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    long long mul = 1;
+    if (*end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1024LL; break;
+        case 'm': case 'M': mul = 1024LL * 1024; break;
+        case 'g': case 'G': mul = 1024LL * 1024 * 1024; break;
+        default: return -1;
+        }
+        if (end[1])
+            return -1;
+    }
+    if (v > LLONG_MAX / mul || v < LLONG_MIN / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int choice_ok(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = choices; p && *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return 1;
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Check one value against its declaration; writes a one-line reason into err. */
+int om_check_value(const struct om_param *p, const char *v, char *err, size_t errlen)
+{
+    long long x;
+    switch (p->kind) {
+    case OM_INT:
+        if (om_parse_int(v, &x)) {
+            snprintf(err, errlen, "parameter %s: '%s' is not an integer", p->name, v);
+            return -1;
+        }
+        if (x < p->min || x > p->max) {
+            snprintf(err, errlen, "parameter %s: %lld is out of range [%lld, %lld]", p->name, x,
+                     p->min, p->max);
+            return -1;
+        }
+        return 0;
+    case OM_LIST: {
+        char buf[4096];
+        int n = 0;
+        if (strlen(v) >= sizeof buf) {
+            snprintf(err, errlen, "parameter %s: list too long", p->name);
+            return -1;
+        }
+        strcpy(buf, v);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            if (om_parse_int(tok, &x)) {
+                snprintf(err, errlen, "parameter %s: '%s' is not an integer", p->name, tok);
+                return -1;
+            }
+            if (x < p->min || x > p->max) {
+                snprintf(err, errlen, "parameter %s: %lld is out of range [%lld, %lld]",
+                         p->name, x, p->min, p->max);
+                return -1;
+            }
+            if (++n > OM_MAX_LIST) {
+                snprintf(err, errlen, "parameter %s: more than %d values", p->name,
+                         OM_MAX_LIST);
+                return -1;
+            }
+        }
+        if (n == 0) {
+            snprintf(err, errlen, "parameter %s: empty list", p->name);
+            return -1;
+        }
+        return 0;
+    }
+    case OM_CHOICE:
+        if (!choice_ok(p->choices, v)) {
+            snprintf(err, errlen, "parameter %s: '%s' is not one of %s", p->name, v,
+                     p->choices);
+            return -1;
+        }
+        return 0;
+    case OM_STR:
+        return 0;
+    }
+    snprintf(err, errlen, "parameter %s: unknown kind", p->name);
+    return -1;
+}
+
+static const char *param_value(struct om_ctx *ctx, const char *name, const struct om_param **pp)
+{
+    int idx;
+    const struct om_param *p = find_param(ctx->bench, name, &idx);
+    if (!p) {
+        fprintf(stderr, "osmeter-core: %s: undeclared parameter '%s'\n", ctx->bench->id, name);
+        om_exit(OM_FAILED);
+    }
+    *pp = p;
+    return ctx->values[idx];
+}
+
+long long om_int(struct om_ctx *ctx, const char *name)
+{
+    const struct om_param *p;
+    const char *v = param_value(ctx, name, &p);
+    long long x = 0;
+    if (p->kind != OM_INT || om_parse_int(v, &x)) {
+        fprintf(stderr, "osmeter-core: %s: parameter '%s' is not an int\n", ctx->bench->id, name);
+        om_exit(OM_FAILED);
+    }
+    return x;
+}
+
+const char *om_str(struct om_ctx *ctx, const char *name)
+{
+    const struct om_param *p;
+    return param_value(ctx, name, &p);
+}
+
+int om_list(struct om_ctx *ctx, const char *name, long long *out)
+{
+    const struct om_param *p;
+    const char *v = param_value(ctx, name, &p);
+    char buf[4096];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < OM_MAX_LIST;
+         tok = strtok_r(NULL, ",", &save))
+        if (om_parse_int(tok, &out[n]) == 0)
+            n++;
+    return n;
+}
+
+/* ---- timing --------------------------------------------------------------------- */
+
+static volatile uint64_t sink;
+static double timer_overhead_ns;
+
+void om_consume(uint64_t v) { sink += v; }
+
+uint64_t om_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+double om_timer_overhead_ns(void) { return timer_overhead_ns; }
+
+/* The cost of one clock read: the smallest of several averaged runs, because the
+ * machine can only make it look slower, never faster. */
+void om_measure_timer_overhead(void)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 20; rep++) {
+        uint64_t t0 = om_now_ns(), t = 0;
+        for (int i = 0; i < 1000; i++)
+            t += om_now_ns();
+        uint64_t t1 = om_now_ns();
+        om_consume(t);
+        double per = (double)(t1 - t0) / 1001.0;
+        if (per < best)
+            best = per;
+    }
+    timer_overhead_ns = best;
+}
+
+double om_time_batch(om_batch_fn fn, void *arg, uint64_t iters)
+{
+    uint64_t t0 = om_now_ns();
+    uint64_t r = fn(arg, iters);
+    uint64_t t1 = om_now_ns();
+    om_consume(r);
+    double elapsed = (double)(t1 - t0) - timer_overhead_ns;
+    if (elapsed < 0)
+        elapsed = 0;
+    return elapsed / (double)iters;
+}
+
+uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batch_ms)
+{
+    (void)ctx;
+    double target = batch_ms * 1e6;
+    uint64_t iters = 1;
+    /* Double until one batch is at least a tenth of the target, then scale once: total
+     * calibration time stays within about two batches whatever the operation costs. */
+    for (;;) {
+        double per = om_time_batch(fn, arg, iters);
+        double elapsed = per * (double)iters;
+        if (elapsed >= target / 10 || iters >= (1ULL << 40)) {
+            if (elapsed <= 0)
+                return iters;
+            double scaled = (double)iters * target / elapsed;
+            return scaled < 1 ? 1 : (uint64_t)scaled;
+        }
+        iters *= 2;
+    }
+}
+
+int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg, double scale)
+{
+    long long samples = om_int(ctx, "samples");
+    double batch_ms = (double)om_int(ctx, "batch_ms");
+    uint64_t iters = om_calibrate(ctx, fn, arg, batch_ms);
+    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
+    om_time_batch(fn, arg, iters); /* warm-up: caches, TLB, branch predictors, page faults */
+    for (long long i = 0; i < samples; i++)
+        om_sample(ctx, metric, OM_NO_X, om_time_batch(fn, arg, iters) * scale);
+    return OM_OK;
+}
+
+/* ---- cycle counter -------------------------------------------------------------- */
+
+static double cycles_per_ns = 0; /* 0: counter unusable, om_cycles() returns ns */
+
+static int have_invariant_counter(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007) {
+        __get_cpuid(0x80000007, &a, &b, &c, &d);
+        return (d >> 8) & 1; /* invariant TSC: constant rate, runs in all C-states */
+    }
+    return 0;
+#elif defined(__aarch64__)
+    return 1; /* the generic timer's virtual count is architecturally constant-rate */
+#else
+    return 0;
+#endif
+}
+
+static uint64_t raw_counter(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_lfence(); /* keep earlier instructions from drifting past the read */
+    uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+#elif defined(__aarch64__)
+    uint64_t t;
+    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(t));
+    return t;
+#else
+    return om_now_ns();
+#endif
+}
+
+void om_cycles_init(struct om_ctx *ctx)
+{
+    if (!have_invariant_counter()) {
+        cycles_per_ns = 0;
+        om_note(ctx, "cycle_counter", "none (no invariant counter); single operations timed "
+                                      "with CLOCK_MONOTONIC, resolution %.0f ns",
+                timer_overhead_ns);
+        return;
+    }
+    /* Calibrate over 3 × 20 ms and keep the median rate. */
+    double rates[3];
+    for (int i = 0; i < 3; i++) {
+        uint64_t n0 = om_now_ns(), c0 = raw_counter();
+        while (om_now_ns() - n0 < 20000000ULL)
+            ;
+        uint64_t n1 = om_now_ns(), c1 = raw_counter();
+        rates[i] = (double)(c1 - c0) / (double)(n1 - n0);
+    }
+    double lo = fmin(rates[0], fmin(rates[1], rates[2]));
+    double hi = fmax(rates[0], fmax(rates[1], rates[2]));
+    cycles_per_ns = rates[0] + rates[1] + rates[2] - lo - hi;
+    om_note(ctx, "cycle_counter", "%s at %.6f GHz (calibrated against CLOCK_MONOTONIC)",
+#if defined(__x86_64__) || defined(__i386__)
+            "rdtsc",
+#else
+            "cntvct",
+#endif
+            cycles_per_ns);
+}
+
+uint64_t om_cycles(void) { return cycles_per_ns > 0 ? raw_counter() : om_now_ns(); }
+
+double om_cycles_to_ns(uint64_t cycles)
+{
+    return cycles_per_ns > 0 ? (double)cycles / cycles_per_ns : (double)cycles;
+}
+
+/* ---- children, placement, scratch, cleanup --------------------------------------- */
+
+#define MAX_CHILDREN 65536
+static pid_t children[MAX_CHILDREN];
+static int n_children;
+static pid_t owner_pid;
+static char scratch[PATH_MAX];
+static int scratch_ours; /* we created it (not the front-end) and must remove it */
+
+void om_child_track(pid_t pid)
+{
+    for (int i = 0; i < n_children; i++)
+        if (children[i] == 0) {
+            children[i] = pid;
+            return;
+        }
+    if (n_children < MAX_CHILDREN)
+        children[n_children++] = pid;
+}
+
+void om_child_untrack(pid_t pid)
+{
+    for (int i = 0; i < n_children; i++)
+        if (children[i] == pid)
+            children[i] = 0;
+    while (n_children > 0 && children[n_children - 1] == 0)
+        n_children--;
+}
+
+void om_child_kill(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    om_child_untrack(pid);
+}
+
+static void kill_all_children(void)
+{
+    for (int i = 0; i < n_children; i++)
+        if (children[i] > 0)
+            kill(children[i], SIGKILL);
+    for (int i = 0; i < n_children; i++)
+        if (children[i] > 0)
+            while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+    n_children = 0;
+}
+
+static void restore_default_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
+pid_t om_fork(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child owns none of the parent's children or scratch directory. */
+        n_children = 0;
+        restore_default_signals();
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) /* the parent died before prctl: PDEATHSIG won't fire */
+            _exit(1);
+#endif
+    } else if (pid > 0) {
+        om_child_track(pid);
+    }
+    return pid;
+}
+
+int om_pin_cpu(int cpu)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+#else
+    (void)cpu;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int om_ncpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_scratch(void)
+{
+    if (scratch_ours && scratch[0] && getpid() == owner_pid) {
+        nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        scratch[0] = 0;
+    }
+}
+
+const char *om_scratch_dir(void)
+{
+    if (scratch[0])
+        return scratch;
+    const char *given = getenv("OSMETER_SCRATCH");
+    if (given && *given) {
+        /* The front-end owns this directory and removes it, whatever happens to us. */
+        snprintf(scratch, sizeof scratch, "%s", given);
+        mkdir(scratch, 0700);
+        return scratch;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/osmeter-core.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(scratch)) {
+        scratch[0] = 0;
+        return NULL;
+    }
+    scratch_ours = 1;
+    return scratch;
+}
+
+static char *saved_argv0;
+
+const char *om_sibling_path(const char *name)
+{
+    static char path[PATH_MAX + 256];
+    char self[PATH_MAX];
+    ssize_t n = -1;
+#ifdef __linux__
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+#endif
+    if (n > 0)
+        self[n] = 0;
+    else if (saved_argv0 && strchr(saved_argv0, '/') && realpath(saved_argv0, self))
+        ;
+    else
+        return NULL;
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0;
+    snprintf(path, sizeof path, "%s/%s", self, name);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+int om_read_full(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int om_write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int om_is_static(void)
+{
+#ifdef OM_STATIC
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void cleanup(void)
+{
+    if (getpid() != owner_pid)
+        return;
+    kill_all_children();
+    remove_scratch();
+}
+
+static void on_signal(int sig)
+{
+    cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void om_harness_init(char *argv0)
+{
+    saved_argv0 = argv0;
+    owner_pid = getpid();
+    atexit(cleanup);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error return, not a death */
+    om_measure_timer_overhead();
+}
+
+void om_exit(int code)
+{
+    fflush(stdout);
+    exit(code);
+}

@@ -1,0 +1,161 @@
+/*
+ * osmeter measurement core: the contract between benchmark families and the harness.
+ *
+ * A benchmark family is one file in core/bench/ that defines
+ *     const struct om_bench om_family_<file>[] = { {...}, {...}, { 0 } };
+ * The Makefile finds every file in bench/ and generates the table of families, so a
+ * new family needs no edit anywhere else.
+ *
+ * A benchmark's run function reads its parameters with om_int()/om_str()/om_list(),
+ * measures, and reports each measured value with om_sample().  It returns 0 when it
+ * measured, or the value of om_skip()/om_fail().  Everything it creates (children,
+ * files in om_scratch_dir()) is removed by the harness on exit and on SIGINT/SIGTERM.
+ *
+ * Output is JSON Lines on stdout (see docs/protocol.md):
+ *   {"type":"header",...} {"type":"note",...}* {"type":"sample",...}* {"type":"trailer",...}
+ */
+#ifndef OSMETER_HARNESS_H
+#define OSMETER_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define OM_CORE_VERSION "0.1.0"
+#define OM_MAX_PARAMS 16
+#define OM_MAX_METRICS 8
+#define OM_MAX_LIST 256
+
+/* Parameter kinds.  Integers accept k/m/g suffixes (powers of 1024). */
+enum om_kind {
+    OM_INT = 1,  /* one integer within [min, max] */
+    OM_LIST,     /* comma-separated integers, each within [min, max] */
+    OM_CHOICE,   /* one of the '|'-separated words in .choices */
+    OM_STR,      /* free text (a path, say); validated by the benchmark */
+};
+
+struct om_param {
+    const char *name;
+    enum om_kind kind;
+    const char *def;     /* the study's default (what a full run uses) */
+    const char *quick;   /* value for the quick suite; NULL = def */
+    const char *smoke;   /* smallest size, for --smoke and the tests; NULL = quick */
+    long long min, max;  /* bounds for OM_INT / OM_LIST */
+    const char *choices; /* for OM_CHOICE: "same|none" */
+    const char *help;
+};
+
+/* How a metric's samples are shaped, so the front-end knows how to summarise them. */
+#define OM_POINT "point"     /* one value per sample; x is null */
+#define OM_SWEEP "sweep"     /* a value per x (buffer size, N processes); summarise per x */
+#define OM_SCATTER "scatter" /* every single operation at a growing x; fit, don't summarise */
+
+struct om_metric {
+    const char *name;   /* e.g. "round_trip" */
+    const char *unit;   /* "ns", "MB/s", "Mbit/s", "s", "ops/s", "%" */
+    const char *better; /* "lower" or "higher" */
+    const char *shape;  /* OM_POINT, OM_SWEEP or OM_SCATTER */
+    const char *x_name; /* name of x for sweeps/scatters, e.g. "processes"; NULL for points */
+    const char *help;
+};
+
+struct om_ctx;
+typedef int (*om_run_fn)(struct om_ctx *ctx);
+
+struct om_bench {
+    const char *id;     /* e.g. "ctx.pipe_pingpong" (see shared/seed-experiments.md) */
+    const char *help;   /* one line: what it measures */
+    const char *source; /* where it comes from: "O90 T3; LB96 §5; MG05 T1", or "osmeter" */
+    const char *suites; /* comma list of suites it belongs to: "quick,full,o90,lb96,mg05" */
+    double est_seconds; /* rough duration of one repetition at default size, for the ETA */
+    om_run_fn run;
+    struct om_param params[OM_MAX_PARAMS];
+    struct om_metric metrics[OM_MAX_METRICS];
+};
+
+/* ---- parameters ---------------------------------------------------------------- */
+long long om_int(struct om_ctx *ctx, const char *name);
+const char *om_str(struct om_ctx *ctx, const char *name);
+/* Fills out[] (capacity OM_MAX_LIST) and returns the count. */
+int om_list(struct om_ctx *ctx, const char *name, long long *out);
+
+/* ---- reporting ----------------------------------------------------------------- */
+#define OM_NO_X (-1LL) /* x of a point metric */
+void om_sample(struct om_ctx *ctx, const char *metric, long long x, double value);
+/* Free-form facts about this run that the front-end stores with the result:
+ * which CPU it was pinned to, which limit ended a curve, ... */
+void om_note(struct om_ctx *ctx, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The benchmark cannot run here: say why.  `return om_skip(ctx, "...")` */
+int om_skip(struct om_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Something that should have worked did not: say what.  `return om_fail(ctx, "...")` */
+int om_fail(struct om_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A bad parameter combination that only the benchmark can detect (exit code 2). */
+int om_bad_param(struct om_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Return codes of run functions. */
+#define OM_OK 0
+#define OM_SKIPPED 10
+#define OM_FAILED 1
+#define OM_BADPARAM 2
+
+/* ---- timing -------------------------------------------------------------------- */
+uint64_t om_now_ns(void);          /* CLOCK_MONOTONIC */
+double om_timer_overhead_ns(void); /* cost of one om_now_ns() pair, measured at start-up */
+
+/*
+ * Batched timing.  fn(arg, iters) performs `iters` operations and returns any value
+ * derived from their results (it is folded into a sink the compiler cannot see through).
+ * om_calibrate() doubles the count until one batch takes at least batch_ms (bounded in
+ * time); om_time_batch() times one batch and returns ns per operation with the timer
+ * overhead subtracted.
+ */
+typedef uint64_t (*om_batch_fn)(void *arg, uint64_t iters);
+uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batch_ms);
+double om_time_batch(om_batch_fn fn, void *arg, uint64_t iters);
+/*
+ * The usual case: calibrate to the `batch_ms` parameter, warm up with one batch, then
+ * emit `samples` samples of (ns per operation × scale) under `metric`.  The benchmark
+ * must declare the int parameters "samples" and "batch_ms" (OM_BATCH_PARAMS does).
+ */
+int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg, double scale);
+#define OM_BATCH_PARAMS                                                                   \
+    {"samples", OM_INT, "10", "5", "2", 1, 100000, NULL,                                  \
+     "batches timed in each process; each is one sample"},                                \
+    {"batch_ms", OM_INT, "20", "10", "2", 1, 10000, NULL,                                 \
+     "minimum duration of one timed batch (calibrated), ms"}
+
+void om_consume(uint64_t v); /* keep a result alive */
+
+/* Cycle counter for timing single operations (scalability curves).  om_cycles_init()
+ * calibrates it against CLOCK_MONOTONIC and records the rate in a note; where the CPU
+ * has no usable counter it falls back to the monotonic clock in ns. */
+void om_cycles_init(struct om_ctx *ctx);
+uint64_t om_cycles(void);
+double om_cycles_to_ns(uint64_t cycles);
+
+/* ---- processes, placement, cleanup -------------------------------------------- */
+/* Children the harness kills and reaps on exit, SIGINT, SIGTERM and SIGHUP. */
+void om_child_track(pid_t pid);
+void om_child_untrack(pid_t pid);
+/* fork() that tracks the child and, on Linux, has it die with the core. */
+pid_t om_fork(void);
+/* Kill (SIGKILL) and reap one tracked child. */
+void om_child_kill(pid_t pid);
+/* Pin the calling process to one CPU; returns 0, or -1 where unsupported/refused. */
+int om_pin_cpu(int cpu);
+int om_ncpus(void);
+/* A private directory for this invocation, created on first use, removed at exit.
+ * The front-end passes OSMETER_SCRATCH (a directory it also removes). */
+const char *om_scratch_dir(void);
+/* Absolute path of a sibling executable installed next to osmeter-core, or NULL. */
+const char *om_sibling_path(const char *name);
+
+/* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
+int om_read_full(int fd, void *buf, size_t len);
+int om_write_full(int fd, const void *buf, size_t len);
+
+/* True when this binary is statically linked (built with -DOM_STATIC). */
+int om_is_static(void);
+
+#endif

@@ -1,0 +1,22 @@
+/* Harness internals shared by harness.c and main.c; families never need these. */
+#ifndef OSMETER_INTERNAL_H
+#define OSMETER_INTERNAL_H
+
+#include <stdio.h>
+#include "harness.h"
+
+struct om_ctx {
+    const struct om_bench *bench;
+    const char *values[OM_MAX_PARAMS]; /* resolved value of each declared parameter */
+    long n_samples;
+};
+
+extern const struct om_bench *const om_families[]; /* generated: build/families.c */
+
+void om_harness_init(char *argv0);
+void om_exit(int code) __attribute__((noreturn));
+void om_json_string(FILE *f, const char *s);
+int om_parse_int(const char *s, long long *out);
+int om_check_value(const struct om_param *p, const char *v, char *err, size_t errlen);
+
+#endif
