@@ -1,0 +1,209 @@
+"""Talking to the C measurement core: find it, list its benchmarks, run one invocation.
+
+The core speaks JSON Lines (docs/protocol.md).  One call of `invoke()` is one process,
+one repetition; the runner calls it repeatedly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_CORE_BUILD = PACKAGE_DIR.parent / "core" / "build"
+
+
+class CoreError(Exception):
+    """The core could not be found or did not speak the protocol."""
+
+
+def core_dir() -> Path:
+    """Where osmeter-core lives: $OSMETER_CORE_DIR, the installed package, or the repo."""
+    candidates = []
+    if os.environ.get("OSMETER_CORE_DIR"):
+        candidates.append(Path(os.environ["OSMETER_CORE_DIR"]))
+    candidates += [PACKAGE_DIR / "bin", REPO_CORE_BUILD]
+    for d in candidates:
+        if (d / "osmeter-core").is_file() and os.access(d / "osmeter-core", os.X_OK):
+            return d
+    raise CoreError(
+        "osmeter-core not found (looked in %s); build it with 'make -C core' or reinstall "
+        "with 'pip install .'" % ", ".join(str(c) for c in candidates))
+
+
+def core_path() -> Path:
+    return core_dir() / "osmeter-core"
+
+
+def core_version() -> dict:
+    out = subprocess.run([str(core_path()), "version"], capture_output=True, text=True,
+                         timeout=30)
+    if out.returncode != 0:
+        raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
+    return json.loads(out.stdout)
+
+
+def list_benchmarks() -> list[dict]:
+    """Every benchmark the core knows, as the dicts of `osmeter-core list`."""
+    out = subprocess.run([str(core_path()), "list"], capture_output=True, text=True,
+                         timeout=30)
+    if out.returncode != 0:
+        raise CoreError("osmeter-core list failed: %s" % out.stderr.strip())
+    benches = []
+    for line in out.stdout.splitlines():
+        obj = json.loads(line)
+        obj["suites"] = [s for s in (obj.get("suites") or "").split(",") if s]
+        benches.append(obj)
+    return benches
+
+
+@dataclass
+class Invocation:
+    """What one core process reported."""
+    bench: str
+    status: str = "failed"           # ok | skipped | failed
+    reason: str | None = None        # why skipped / failed
+    header: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+    samples: list = field(default_factory=list)   # (metric, x, value)
+    elapsed_s: float = 0.0
+    returncode: int | None = None
+    stderr: str = ""
+
+    def values(self, metric: str, x=None) -> list[float]:
+        return [v for m, xx, v in self.samples if m == metric and (x is None or xx == x)]
+
+
+def parse_lines(bench: str, lines) -> Invocation:
+    inv = Invocation(bench=bench)
+    saw_trailer = False
+    for raw in lines:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:
+            inv.status, inv.reason = "failed", "core printed a line that is not JSON: %r" % raw[:200]
+            return inv
+        kind = obj.get("type")
+        if kind == "header":
+            inv.header = obj
+        elif kind == "sample":
+            inv.samples.append((obj["metric"], obj["x"], obj["value"]))
+        elif kind == "note":
+            key = obj["key"]
+            # A repeated key (one per sweep point, say) keeps every value.
+            if key in inv.notes:
+                prev = inv.notes[key]
+                inv.notes[key] = (prev if isinstance(prev, list) else [prev]) + [obj["value"]]
+            else:
+                inv.notes[key] = obj["value"]
+        elif kind == "skip":
+            inv.status, inv.reason = "skipped", obj.get("reason")
+        elif kind == "error":
+            inv.status, inv.reason = "failed", obj.get("reason")
+        elif kind == "trailer":
+            saw_trailer = True
+            inv.elapsed_s = obj.get("elapsed_s", 0.0)
+            if obj.get("status") == "ok" and inv.reason is None:
+                inv.status = "ok"
+            elif obj.get("status") == "skipped":
+                inv.status = "skipped"
+            elif inv.reason is None:
+                inv.status, inv.reason = "failed", "core reported failure without a reason"
+    if not saw_trailer and inv.reason is None:
+        inv.status, inv.reason = "failed", "core ended without a trailer (crashed or killed)"
+    return inv
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the core's process group (it cleans up), then SIGKILL whatever is left."""
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            # The leader is gone; sweep stragglers of the group too.
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def invoke(bench: str, params: dict | None = None, preset: str | None = None,
+           timeout: float = 600.0, scratch_parent: str | None = None,
+           env: dict | None = None) -> Invocation:
+    """Run `osmeter-core run bench k=v...` once in its own process group and scratch dir.
+
+    Whatever happens (timeout, Ctrl-C, crash) the group is killed and the scratch
+    directory removed before this returns or raises.
+    """
+    args = [str(core_path()), "run", bench]
+    if preset:
+        args.append("--preset=" + preset)
+    args += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
+    scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=scratch_parent)
+    run_env = dict(os.environ, OSMETER_SCRATCH=scratch)
+    if env:
+        run_env.update(env)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=run_env, start_new_session=True)
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            inv = parse_lines(bench, out.splitlines())
+            inv.status, inv.reason = "failed", "timed out after %.0f s" % timeout
+            inv.stderr = err
+            return inv
+    except BaseException:
+        _kill_group(proc)
+        proc.communicate()
+        raise
+    finally:
+        if proc.poll() is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # children that outlived the core
+            except (ProcessLookupError, PermissionError):
+                pass
+        shutil.rmtree(scratch, ignore_errors=True)
+    inv = parse_lines(bench, out.splitlines())
+    inv.returncode, inv.stderr = proc.returncode, err
+    if proc.returncode not in (0,) and inv.status == "ok":
+        inv.status, inv.reason = "failed", "core exited with status %d" % proc.returncode
+    if proc.returncode and proc.returncode < 0 and inv.reason and "trailer" in inv.reason:
+        inv.reason = "core killed by signal %d" % -proc.returncode
+    return inv
+
+
+def wait_gone(pids, timeout=5.0) -> bool:
+    """True once none of pids exists (used by tests for leak checks)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if _exists(p)]
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True

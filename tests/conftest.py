@@ -1,0 +1,130 @@
+"""Shared fixtures.
+
+* The core is built once per session (make -C core).
+* Every test runs with a private TMPDIR and, on Linux, with pytest as a child
+  subreaper, so that a process or temporary file a benchmark leaks is found
+  afterwards even when it was orphaned: `no_leaks` (autouse) fails the test then.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from osmeter import core  # noqa: E402
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except OSError:
+        return False
+
+
+SUBREAPER = _become_subreaper()
+
+
+def _children_of(pid: int) -> dict[int, tuple[str, str]]:
+    """pid -> (comm, state) of live processes whose parent is pid (Linux /proc)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == pid:
+            found[int(entry)] = (comm, fields[0])
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def built_core():
+    if not os.environ.get("OSMETER_CORE_DIR"):
+        r = subprocess.run(["make", "-s", "-C", str(REPO / "core")], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            pytest.exit("building the core failed:\n" + r.stdout + r.stderr, returncode=1)
+    return core.core_dir()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tmpdir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("osmeter-tmp")
+    old = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(d)
+    import tempfile
+    tempfile.tempdir = None
+    yield d
+    if old is None:
+        del os.environ["TMPDIR"]
+    else:
+        os.environ["TMPDIR"] = old
+    tempfile.tempdir = None
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(private_tmpdir, request):
+    """Fail a test that leaves processes or osmeter temporary files behind."""
+    before_files = set(os.listdir(private_tmpdir))
+    before_procs = set(_children_of(os.getpid())) if SUBREAPER else set()
+    yield
+    if "allow_leaks" in request.keywords:
+        return
+    leaked = {}
+    if SUBREAPER:
+        deadline = time.monotonic() + 3.0
+        while True:
+            kids = _children_of(os.getpid())
+            for pid, (_, state) in list(kids.items()):
+                if state == "Z" and pid not in before_procs:
+                    try:
+                        os.waitpid(pid, os.WNOHANG)  # an orphan that died: reap it
+                    except ChildProcessError:
+                        pass
+            leaked = {p: c for p, (c, s) in kids.items()
+                      if s != "Z" and p not in before_procs}
+            if not leaked or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        for pid in leaked:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+    new_files = [f for f in set(os.listdir(private_tmpdir)) - before_files
+                 if f.startswith("osmeter")]
+    assert not leaked, "processes left behind: %s" % leaked
+    assert not new_files, "temporary files left behind: %s" % new_files
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "allow_leaks: the test manages leftovers itself")
+    config.addinivalue_line("markers", "root: needs root (mounts, namespaces)")
+
+
+@pytest.fixture
+def smoke():
+    """smoke(bench, **params) -> core.Invocation of one smoke-sized run; must be ok."""
+    def run(bench: str, expect: str = "ok", **params):
+        inv = core.invoke(bench, params=params, preset="smoke", timeout=120)
+        assert inv.status == expect, "%s: %s (%s)\n%s" % (bench, inv.status, inv.reason,
+                                                          inv.stderr)
+        return inv
+    return run

@@ -1,0 +1,42 @@
+"""System-call family and fs.openclose at smoke size: units and plausibility."""
+import pytest
+
+from osmeter import core
+
+SYSCALLS = ["syscall.getpid", "syscall.getppid", "syscall.read", "syscall.write",
+            "syscall.stat", "syscall.fstat"]
+
+
+@pytest.mark.parametrize("bench", SYSCALLS)
+def test_syscall_latency_is_plausible(smoke, bench):
+    inv = smoke(bench)
+    values = inv.values("latency")
+    assert len(values) == 2  # smoke preset: two samples
+    # A real system call costs more than a function call and far less than a millisecond.
+    assert all(5 < v < 1_000_000 for v in values), values
+    assert inv.header["metrics"][0]["unit"] == "ns"
+
+
+def test_stat_costs_more_than_getpid(smoke):
+    getpid = min(smoke("syscall.getpid", samples=5).values("latency"))
+    stat = min(smoke("syscall.stat", samples=5).values("latency"))
+    assert stat > getpid
+
+
+def test_openclose_reports_both_paths(smoke):
+    inv = smoke("fs.openclose")
+    shallow, deep = inv.values("foo"), inv.values("a/b/c/foo")
+    assert len(shallow) == 2 and len(deep) == 2
+    assert all(v > 50 for v in shallow + deep)
+
+
+def test_unknown_benchmark_and_bad_parameter_fail_cleanly():
+    inv = core.invoke("no.such.bench")
+    assert inv.status == "failed" and "unknown benchmark" in inv.reason
+    assert inv.returncode == 2
+    inv = core.invoke("syscall.getpid", params={"samples": "0"})
+    assert inv.status == "failed" and "out of range" in inv.reason
+    inv = core.invoke("syscall.getpid", params={"samples": "many"})
+    assert "not an integer" in inv.reason
+    inv = core.invoke("syscall.getpid", params={"colour": "red"})
+    assert "unknown parameter" in inv.reason
