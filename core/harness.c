@@ -564,6 +564,29 @@ static void remove_scratch(void)
     }
 }
 
+#define MAX_EXTRA_DIRS 8
+static char extra_dirs[MAX_EXTRA_DIRS][PATH_MAX];
+
+void om_remove_at_exit(const char *path)
+{
+    for (int i = 0; i < MAX_EXTRA_DIRS; i++)
+        if (!extra_dirs[i][0]) {
+            snprintf(extra_dirs[i], sizeof extra_dirs[i], "%s", path);
+            return;
+        }
+    fprintf(stderr, "osmeter-core: too many directories to remove at exit: %s\n", path);
+    om_exit(OM_FAILED);
+}
+
+static void remove_extra_dirs(void)
+{
+    for (int i = 0; i < MAX_EXTRA_DIRS; i++)
+        if (extra_dirs[i][0]) {
+            nftw(extra_dirs[i], rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            extra_dirs[i][0] = 0;
+        }
+}
+
 const char *om_scratch_dir(void)
 {
     if (scratch[0])
@@ -653,6 +676,7 @@ static void cleanup(void)
     if (getpid() != owner_pid)
         return;
     kill_all_children();
+    remove_extra_dirs();
     remove_scratch();
 }
 
