@@ -95,7 +95,7 @@ int fs_workdir(struct om_ctx *ctx, long long need_bytes, char *out, size_t len)
     if (sv.f_flag & ST_RDONLY)
         return om_bad_param(ctx, "dir %s: on a read-only file system", base);
     /* Room for the data plus a margin for metadata (and never the last bytes of a disk). */
-    double need = (double)need_bytes * 1.1 + 1024.0 * 1024.0;
+    double need = (double)need_bytes * 1.1 + 256.0 * 1024.0;
     double avail = (double)sv.f_bavail * (double)sv.f_frsize;
     if (need > avail)
         return om_bad_param(ctx, "dir %s: needs %.1f MB free, has %.1f MB", base, need / MB,

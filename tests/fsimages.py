@@ -1,0 +1,111 @@
+"""Real file systems for the file-system tests and bench/fs_compare.py.
+
+`mounted(kind)` makes a file system of the kind (ext4, xfs, btrfs on a loop-mounted
+image file, or tmpfs) in a fresh temporary directory, yields its mount point and, in a
+`finally`, unmounts it and deletes the image, whatever happened inside.  Every path has
+'osmeter' in it so that a leftover is recognisable: the image directory is
+$TMPDIR/osmeter-fsimg-XXXX, the mount point .../osmeter-mnt-KIND.
+
+Needs root (mount) and, for the image kinds, mkfs.KIND (apt: e2fsprogs, xfsprogs,
+btrfs-progs); otherwise `Unavailable` is raised with the reason.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+KINDS = ("ext4", "xfs", "btrfs", "tmpfs")
+# Sparse images: only what is written takes space.  xfs refuses less than 300 MB.
+DEFAULT_SIZE_MB = 320
+MKFS_ARGS = {"ext4": ["-q", "-F"], "xfs": ["-q", "-f"], "btrfs": ["-q", "-f"]}
+
+
+class Unavailable(Exception):
+    """This file system cannot be made here (not root, no mkfs tool); the reason."""
+
+
+def _run(args: list[str]) -> None:
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(args), r.returncode,
+                                                    (r.stderr or r.stdout).strip()))
+
+
+def is_mounted(path: str) -> bool:
+    real = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == real for line in f)
+
+
+def unmount(path: str) -> None:
+    """Unmount, retrying while the mount is busy; lazily as the last resort."""
+    for attempt in range(20):
+        if not is_mounted(path):
+            return
+        if subprocess.run(["umount", path], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1 * (attempt + 1))
+    subprocess.run(["umount", "-l", path], capture_output=True)
+
+
+def check_available(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError("unknown file-system kind %r (one of %s)" % (kind, ", ".join(KINDS)))
+    if os.geteuid() != 0:
+        raise Unavailable("mounting %s needs root" % kind)
+    if kind != "tmpfs" and not shutil.which("mkfs." + kind):
+        raise Unavailable("mkfs.%s is not installed" % kind)
+
+
+@contextlib.contextmanager
+def mounted(kind: str, size_mb: int = DEFAULT_SIZE_MB, options: str = ""):
+    """Yield the mount point of a fresh file system of this kind; always cleaned up."""
+    check_available(kind)
+    base = tempfile.mkdtemp(prefix="osmeter-fsimg-")
+    mnt = os.path.join(base, "osmeter-mnt-" + kind)
+    try:
+        os.mkdir(mnt)
+        if kind == "tmpfs":
+            opts = "size=%dm" % size_mb + ("," + options if options else "")
+            _run(["mount", "-t", "tmpfs", "-o", opts, "osmeter-tmpfs", mnt])
+        else:
+            image = os.path.join(base, "osmeter-%s.img" % kind)
+            with open(image, "wb") as f:
+                f.truncate(size_mb * 2 ** 20)
+            _run(["mkfs." + kind] + MKFS_ARGS[kind] + [image])
+            _run(["mount", "-o", "loop" + ("," + options if options else ""), image, mnt])
+        yield mnt
+    finally:
+        unmount(mnt)
+        if is_mounted(mnt):
+            raise RuntimeError("could not unmount %s" % mnt)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def read_only_bind(path: str):
+    """Yield a read-only bind mount of path (root cannot be kept out by chmod)."""
+    if os.geteuid() != 0:
+        raise Unavailable("a read-only bind mount needs root")
+    base = tempfile.mkdtemp(prefix="osmeter-robind-")
+    mnt = os.path.join(base, "osmeter-ro")
+    try:
+        os.mkdir(mnt)
+        _run(["mount", "--bind", path, mnt])
+        _run(["mount", "-o", "remount,bind,ro", mnt])
+        yield mnt
+    finally:
+        unmount(mnt)
+        if is_mounted(mnt):
+            raise RuntimeError("could not unmount %s" % mnt)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def loop_devices_of(image: str) -> list[str]:
+    """Loop devices still attached to image (none once mounted() has cleaned up)."""
+    r = subprocess.run(["losetup", "-j", image], capture_output=True, text=True)
+    return [line.split(":")[0] for line in r.stdout.splitlines() if line.strip()]
