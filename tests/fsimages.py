@@ -1,7 +1,7 @@
 """Real file systems for the file-system tests and bench/fs_compare.py.
 
-`mounted(kind)` makes a file system of the kind (ext4, xfs, btrfs on a loop-mounted
-image file, or tmpfs) in a fresh temporary directory, yields its mount point and, in a
+`mounted(kind)` makes a file system of the kind (ext4, xfs, btrfs on a loop device with
+direct I/O over an image file, or tmpfs) in a fresh temporary directory, yields its mount point and, in a
 `finally`, unmounts it and deletes the image, whatever happened inside.  Every path has
 'osmeter' in it so that a leftover is recognisable: the image directory is
 $TMPDIR/osmeter-fsimg-XXXX, the mount point .../osmeter-mnt-KIND.
@@ -67,22 +67,33 @@ def mounted(kind: str, size_mb: int = DEFAULT_SIZE_MB, options: str = ""):
     check_available(kind)
     base = tempfile.mkdtemp(prefix="osmeter-fsimg-")
     mnt = os.path.join(base, "osmeter-mnt-" + kind)
+    image = os.path.join(base, "osmeter-%s.img" % kind)
     try:
         os.mkdir(mnt)
+        opts = ["-o", options] if options else []
         if kind == "tmpfs":
-            opts = "size=%dm" % size_mb + ("," + options if options else "")
-            _run(["mount", "-t", "tmpfs", "-o", opts, "osmeter-tmpfs", mnt])
+            opts = ["-o", "size=%dm" % size_mb + ("," + options if options else "")]
+            _run(["mount", "-t", "tmpfs"] + opts + ["osmeter-tmpfs", mnt])
         else:
-            image = os.path.join(base, "osmeter-%s.img" % kind)
             with open(image, "wb") as f:
                 f.truncate(size_mb * 2 ** 20)
             _run(["mkfs." + kind] + MKFS_ARGS[kind] + [image])
-            _run(["mount", "-o", "loop" + ("," + options if options else ""), image, mnt])
+            # direct-io: the loop device reads the image with O_DIRECT, so a read that
+            # is cold in this file system is not served from the image's page cache.
+            r = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", image],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                raise RuntimeError("losetup %s failed: %s" % (image, r.stderr.strip()))
+            _run(["mount"] + opts + [r.stdout.strip(), mnt])
         yield mnt
     finally:
         unmount(mnt)
+        for dev in loop_devices_of(image) if os.path.exists(image) else []:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
         if is_mounted(mnt):
             raise RuntimeError("could not unmount %s" % mnt)
+        if os.path.exists(image) and loop_devices_of(image):
+            raise RuntimeError("could not detach the loop device of %s" % image)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -217,6 +218,8 @@ def test_mounts_are_cleaned_up_after_a_failure():
     image = seen["info"]["backing_file"]
     assert "osmeter" in image and not os.path.exists(image)
     assert seen["info"]["device"].startswith("/dev/loop")
+    attached = [open(f).read().strip() for f in Path("/sys/block").glob("loop*/loop/backing_file")]
+    assert not [a for a in attached if a.startswith(image)], attached
 
 
 # ---- fsinfo ------------------------------------------------------------------------------
