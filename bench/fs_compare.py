@@ -7,8 +7,9 @@ benchmarks as rows, file systems as columns (medians over the repetitions).
     sudo python3 bench/fs_compare.py                    # quick sizes, 3 repetitions
     sudo python3 bench/fs_compare.py --preset default --reps 5
     sudo python3 bench/fs_compare.py --dir /mnt/nfs     # add a directory of your own
-                                                        # (mab.remote there, with
-                                                        # Ousterhout's remote penalty)
+                                                        # (a network mount: Ousterhout's
+                                                        # remote penalty for it)
+    sudo python3 bench/fs_compare.py --sshfs            # add sshfs across two netns
 
 Drives osmeter-core directly (osmeter.core.invoke); `osmeter run --dir A --dir B`
 followed by `osmeter compare` does the same through the front-end.  Needs root, and
@@ -63,6 +64,10 @@ def main() -> int:
     ap.add_argument("--size-mb", type=int, default=1024, help="size of each image/tmpfs")
     ap.add_argument("--dir", action="append", default=[],
                     help="also run in this directory (e.g. a network mount); repeatable")
+    ap.add_argument("--sshfs", action="store_true",
+                    help="add a remote column: sshfs across two network namespaces")
+    ap.add_argument("--delay-ms", type=float, default=0.0,
+                    help="netem delay on the sshfs link (one way), ms")
     args = ap.parse_args()
     benches = args.bench.split(",")
     kinds = args.kinds.split(",")
@@ -75,6 +80,12 @@ def main() -> int:
                 columns[kind] = stack.enter_context(fsimages.mounted(kind, args.size_mb))
             except fsimages.Unavailable as e:
                 print("# %s: not available: %s" % (kind, e))
+        if args.sshfs:
+            try:
+                columns["sshfs"] = stack.enter_context(fsimages.sshfs_mounted(args.delay_ms))
+                remote.append("sshfs")
+            except fsimages.Unavailable as e:
+                print("# sshfs: not available: %s" % e)
         for d in args.dir:
             err = fsinfo.check_dir(d)
             if err:

@@ -239,3 +239,32 @@ def test_describe_agrees_with_df_and_mount(tmp_path):
     assert portable["mount_point"] == linux["mount_point"]
     assert portable["fs_type"] == linux["fs_type"]
     assert linux["total_bytes"] >= linux["free_bytes"] > 0
+
+
+# ---- mab.remote on a network file system: sshfs across two network namespaces ---------
+
+def netns_names():
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.root
+def test_mab_remote_on_sshfs_and_the_remote_penalty(smoke):
+    before = set(netns_names())
+    try:
+        ctx = fsimages.sshfs_mounted()
+        mnt = ctx.__enter__()
+    except fsimages.Unavailable as e:
+        pytest.skip(str(e))
+    try:
+        assert fsinfo.describe(mnt)["fs_type"] == "fuse.sshfs"
+        remote = run_in("mab.remote", mnt)
+        assert remote.notes["fs_type"] == "fuse" and "warning" not in remote.notes
+        assert os.listdir(mnt) == []
+    finally:
+        ctx.__exit__(None, None, None)
+    local = smoke("mab.local")
+    penalty = fsinfo.remote_penalty_pct(local.values("total")[0], remote.values("total")[0])
+    assert penalty > -100
+    assert not fsimages.is_mounted(mnt) and not os.path.exists(mnt)
+    assert set(netns_names()) == before
