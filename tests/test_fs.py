@@ -4,8 +4,10 @@ file systems made for the test: loop-mounted ext4, xfs, btrfs images and tmpfs
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -268,3 +270,56 @@ def test_mab_remote_on_sshfs_and_the_remote_penalty(smoke):
     assert penalty > -100
     assert not fsimages.is_mounted(mnt) and not os.path.exists(mnt)
     assert set(netns_names()) == before
+
+
+# ---- as an ordinary user (setpriv to nobody): permissions and root-only cache dropping ---
+
+def run_as_nobody(args):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to run the core as nobody")
+    return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           str(core.core_path())] + args, capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, TMPDIR="/tmp"))
+
+
+@pytest.fixture
+def world_dir():
+    """A directory an unprivileged user can reach (the test TMPDIR is root's, 0700)."""
+    d = tempfile.mkdtemp(prefix="osmeter-test-", dir="/tmp")
+    os.chmod(d, 0o755)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.root
+def test_dir_without_write_permission_for_a_user(world_dir):
+    d = os.path.join(world_dir, "readonly")
+    os.mkdir(d, 0o555)
+    os.chmod(d, 0o555)
+    r = run_as_nobody(["run", "fs.crtdel", "--preset=smoke", "dir=" + d])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "osmeter-core: error: dir %s: not writable: Permission denied" % d]
+    assert os.listdir(d) == []
+
+
+@pytest.mark.root
+def test_drop_caches_needs_root(world_dir):
+    os.chmod(world_dir, 0o777)
+    r = run_as_nobody(["run", "fs.bonnie.read", "--preset=smoke", "cache=drop_caches",
+                       "dir=" + world_dir])
+    assert r.returncode == 0 and '"type":"skip"' in r.stdout and "root" in r.stdout
+    assert os.listdir(world_dir) == []
+
+
+def test_direct_io_is_used_or_refused_with_a_reason(smoke):
+    inv = core.invoke("fs.bonnie.read", params={"cache": "direct", "sizes": "256k"},
+                      preset="smoke")
+    assert inv.status in ("ok", "skipped"), inv.reason
+    if inv.status == "ok":
+        assert inv.notes["cache"].startswith("direct")
+        assert inv.values("block") and inv.values("per_char")
+    else:
+        assert "O_DIRECT" in inv.reason
