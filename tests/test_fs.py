@@ -78,8 +78,8 @@ def test_crtdel_sweeps_both_metrics(smoke):
     inv = smoke("fs.crtdel", sizes="0,1k,64k")
     for metric in ("sequence", "sequence_fsync"):
         assert sorted({x for m, x, _ in inv.samples if m == metric}) == [0, 1024, 65536]
-        # ms per sequence: more than a microsecond, less than a second on any disk
-        assert all(1e-3 < v < 1000 for v in inv.values(metric))
+        # ms per sequence: more than a microsecond; fsync on a busy shared disk can be slow
+        assert all(1e-3 < v < 60000 for v in inv.values(metric)), inv.values(metric)
     only = smoke("fs.crtdel", fsync="without")
     assert only.values("sequence") and not only.values("sequence_fsync")
 
