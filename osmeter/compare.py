@@ -191,6 +191,7 @@ class Comparison:
     alpha: float
     min_effect: float
     regressions: list[tuple[Row, int, float, float]] = field(default_factory=list)
+    gate_pct: float | None = None                # --fail-on-slower threshold, if asked
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -268,6 +269,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
     if len(runs) > 1 and speeds[baseline] is None:
         cmp.warnings.append("the baseline has no %s result: no MIPS-relative speeds" % CPU_BENCH)
     if fail_on_slower is not None:
+        cmp.gate_pct = fail_on_slower
         cmp.regressions = regressions(cmp, fail_on_slower)
     return cmp
 
