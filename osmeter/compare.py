@@ -18,7 +18,6 @@ osmeter/report/ (terminal, Markdown, CSV, JSON, HTML).  Everything here is data.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -33,51 +32,6 @@ TIMING_PARAMS = {"samples", "batch_ms"}
 
 class CompareError(Exception):
     """A comparison that cannot be made (bad reference, smoke vs real, ...)."""
-
-
-# ---- loading ----------------------------------------------------------------------
-
-def load_run(ref: str, db: str | None = None) -> Run:
-    """A run from a path to an exported JSON file, or an id/label in the store."""
-    if os.path.isfile(ref):
-        try:
-            from .exchange import read_run_file
-        except ImportError as e:
-            raise CompareError("cannot read run files: %s" % e) from e
-        try:
-            return read_run_file(ref)
-        except CompareError:
-            raise
-        except Exception as e:
-            raise CompareError("%s: not a readable osmeter run file (%s)" % (ref, e)) from e
-    try:
-        from .store import Store, default_db_path
-    except ImportError as e:
-        raise CompareError("no run store available: %s" % e) from e
-    path = db or default_db_path()
-    if not os.path.exists(path):
-        raise CompareError("%r is not a file, and there is no run database at %s" % (ref, path))
-    try:
-        return Store(path).load_run(ref)
-    except Exception as e:
-        raise CompareError("run %r: %s" % (ref, e)) from e
-
-
-def latest_run(db: str | None = None) -> Run:
-    try:
-        from .store import Store, default_db_path
-    except ImportError as e:
-        raise CompareError("no run store available: %s" % e) from e
-    path = db or default_db_path()
-    if not os.path.exists(path):
-        raise CompareError("no run database at %s: run 'osmeter run' first" % path)
-    store = Store(path)
-    runs = store.list_runs()
-    if not runs:
-        raise CompareError("the run database %s holds no runs" % path)
-    last = runs[-1]
-    ref = getattr(last, "id", None) or (last.get("id") if isinstance(last, dict) else last)
-    return store.load_run(ref)
 
 
 def check_comparable(runs: list[Run]) -> None:

@@ -207,11 +207,13 @@ def _runs_table(cmp) -> str:
         si = r.sysinfo or {}
         cpu = si.get("cpu") if isinstance(si.get("cpu"), dict) else {}
         os_ = si.get("os")
-        os_s = " ".join(str(v) for v in os_.values()) if isinstance(os_, dict) else str(os_ or "")
+        os_s = os_.get("name", "") if isinstance(os_, dict) else str(os_ or "")
+        kernel = si.get("kernel")
+        kernel = kernel.get("release") if isinstance(kernel, dict) else kernel
         rows.append(["<td>%s%s</td>" % (_swatch(i), escape(r.name))] + [
             "<td>%s</td>" % escape(str(v)) for v in (
                 r.id, r.started, r.suite or "—", "yes" if r.smoke else "no",
-                os_s or "—", si.get("kernel") or "—", cpu.get("model") or "—",
+                os_s or "—", kernel or "—", cpu.get("model") or "—",
                 "baseline" if i == cmp.baseline else "")])
     return _table(["run", "id", "started", "suite", "smoke", "OS", "kernel", "CPU", ""], rows,
                   raw=True)
@@ -283,6 +285,22 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
             '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
             % (escape(title), CSS, "\n".join(page.parts)))
     return html, page.figures
+
+
+def write(cmp, path: str, references: bool = False, figures_dir: str | None = None,
+          title: str = "osmeter report") -> list[str]:
+    """Write the report (and each figure as an SVG file when figures_dir is given);
+    returns the figures' file names.  The runner can call this after a run."""
+    import os
+    text, figures = render(cmp, references, title)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    if figures_dir:
+        os.makedirs(figures_dir, exist_ok=True)
+        for name, svg_text in figures:
+            with open(os.path.join(figures_dir, name), "w", encoding="utf-8") as f:
+                f.write('<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
+    return [name for name, _ in figures]
 
 
 def _references(page: Page, cmp) -> None:
