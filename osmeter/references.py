@@ -233,6 +233,14 @@ def measured(run, ref: RefValue) -> tuple[float, str, str] | None:
     return v, r.unit, r.label
 
 
+def mips_relative(ref_value: float, value: float, better: str, mips: float,
+                  ref_mips: float) -> float:
+    """Ousterhout's MIPS-relative speed of a machine against the reference machine:
+    how much faster it is, divided by how much faster its CPU is (1 = kept pace)."""
+    faster = ref_value / value if better == "lower" else value / ref_value
+    return faster / (mips / ref_mips)
+
+
 def speedup(ref: RefValue, ours: float) -> float | None:
     """How many times faster this machine is than the reference (> 1 = faster)."""
     if ours <= 0 or ref.value <= 0:
@@ -299,9 +307,9 @@ def ousterhout_tables(runs: list, cpu_speeds: list[float | None]) -> list[MipsTa
                 if m is None or not speed:
                     continue
                 value = m[0]
-                speed_ratio = speedup(sun3, value)          # times as fast as the Sun3
-                mrel = speed_ratio / (speed / mips["Sun3"]) if speed_ratio else None
-                ours.append((run.name, speed, value, mrel))
+                if value > 0:
+                    ours.append((run.name, speed, value, mips_relative(
+                        sun3.value, value, sun3.better, speed, mips["Sun3"])))
         out.append(MipsTable(table, t["caption"], refs[0].unit, refs[0].quantity, rows, ours))
     return out
 

@@ -110,11 +110,16 @@ class WebSocket:
 
 class Browser:
     def __init__(self, binary: str, timeout: float = 60.0):
-        self.profile = tempfile.mkdtemp(prefix="report-chromium-")
-        self.proc = subprocess.Popen(
-            [binary] + FLAGS + ["--user-data-dir=" + self.profile, "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            start_new_session=True)
+        # A short path: Chromium's singleton socket lives in it and Unix socket paths are
+        # limited to 108 bytes.  Its own temporary files go there too, removed with it.
+        self.profile = tempfile.mkdtemp(prefix="om-chr-", dir="/tmp")
+        self.log_path = os.path.join(self.profile, "chromium.log")
+        env = dict(os.environ, TMPDIR=self.profile)
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [binary] + FLAGS + ["--user-data-dir=" + self.profile, "about:blank"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                env=env)
         self.ws = None
         self.next_id = 0
         self.events: list[dict] = []
@@ -128,18 +133,31 @@ class Browser:
             self.close()
             raise
 
+    def _log_tail(self) -> str:
+        try:
+            with open(self.log_path) as f:
+                lines = [l.strip() for l in f if "dbus" not in l]
+        except OSError:
+            return ""
+        return " | ".join(lines[-4:])
+
     def _devtools_port(self, timeout: float) -> int:
+        """Chromium writes the port it chose into DevToolsActivePort in the profile."""
+        path = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            line = self.proc.stderr.readline()
-            if not line:
-                if self.proc.poll() is not None:
-                    raise RuntimeError("chromium exited with status %s" % self.proc.returncode)
-                continue
-            m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
-            if m:
-                return int(m.group(1))
-        raise TimeoutError("chromium did not open its DevTools port")
+            try:
+                with open(path) as f:
+                    first = f.readline().strip()
+                if first.isdigit():
+                    return int(first)
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError("chromium exited with status %s: %s"
+                                   % (self.proc.returncode, self._log_tail()))
+            time.sleep(0.05)
+        raise TimeoutError("chromium did not open its DevTools port: " + self._log_tail())
 
     def _page_target(self, port: int, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
@@ -236,8 +254,16 @@ class Browser:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        # Helpers orphaned to us (when we are a child subreaper, as under pytest) are
+        # reaped here so that none lingers as a zombie.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-self.proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                time.sleep(0.05)
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def __enter__(self):
