@@ -68,7 +68,7 @@ _O90 = [
     ("Table 2", 0, "syscall.getpid", "latency", None, "us", "lower", "getpid"),
     ("Table 3", 0, "ctx.pipe_pingpong", "round_trip", None, "ms", "lower",
      "pipe round trip (2 context switches)"),
-    ("Table 4", 0, "syscall.select", "1_pipe", None, "us", "lower", "select, 1 pipe"),
+    ("Table 4", 0, "syscall.select", "1_empty", None, "us", "lower", "select, 1 pipe"),
     ("Table 4", 1, "syscall.select", "10_empty", None, "us", "lower", "select, 10 empty pipes"),
     ("Table 4", 2, "syscall.select", "10_full", None, "us", "lower", "select, 10 full pipes"),
     ("Table 5", 0, "mem.bcopy", "cached", None, "MB/s", "higher", "bcopy, cached"),
@@ -87,10 +87,10 @@ O90_MIPS_TABLES = {"Table 2": 0, "Table 3": 0, "Table 4": 2, "Table 6": 0}
 
 # Per-row benches of MG05 Tables 1-2 and CC06 Test 4 carry their own `bench`.
 _CC06_RELATED = {"lat.syscall": ("syscall.getpid", "latency"),
-                 "lat.ctx": ("ctx.pipe_pingpong", "round_trip"),
+                 "lat.ctx": ("ctx.pipe_pingpong", "per_switch"),
                  "lat.fork": ("proc.fork.dynamic", None),
                  "lat.exec": ("proc.exec.dynamic", None),
-                 "lat.signal": ("lat.signal", None)}
+                 "lat.signal": ("lat.signal", "catch")}
 
 # Numbers LB96 states in prose (its tables are lost): (bench, metric, x, system key,
 # quantity substring, unit) -> chosen by matching the [[stated]] entries.
@@ -104,6 +104,7 @@ _LB96_PROSE = [
     ("mem.write_prefetch", None, "peak", "peak write bandwidth of the prefetching"),
     ("mem.copy_prefetch", None, "peak", "peak copy bandwidth of the prefetching"),
 ]
+CTX_AMBIGUOUS = " (the text does not say per switch or per round trip; set against the round trip)"
 _UNIT_WORDS = {"microseconds": "us", "megabytes/second": "MB/s", "megabits/second": "Mbit/s",
                "Megabits/second": "Mbit/s", "ns": "ns", "ms": "ms"}
 
@@ -156,9 +157,11 @@ def references() -> list[RefValue]:
         for row in t["rows"]:
             for system, v in zip(t["columns"], row["values"]):
                 if _num(v) is not None:
-                    metric = "round_trip" if row["bench"] == "ctx.pipe_pingpong" else None
-                    out.append(RefValue("MG05", table, system, P4_3GHZ, row["bench"], metric,
-                                        None, row["label"], float(v), "us", "lower"))
+                    ctx = row["bench"] == "ctx.pipe_pingpong"
+                    out.append(RefValue("MG05", table, system, P4_3GHZ, row["bench"],
+                                        "round_trip" if ctx else None, None,
+                                        row["label"] + (CTX_AMBIGUOUS if ctx else ""),
+                                        float(v), "us", "lower"))
     t = _table("camacho2006", "Test 4: Latencia tests")
     for row in t["rows"]:
         bench, metric = _CC06_RELATED[row["bench"]]
@@ -179,8 +182,10 @@ def references() -> list[RefValue]:
                 sysname = st.get("system") or "all three systems"
                 if "Linux 1.3.40" in sysname:      # a development kernel, future work
                     break
+                quantity = st["quantity"] + (CTX_AMBIGUOUS if bench == "ctx.pipe_pingpong"
+                                             else "")
                 out.append(RefValue("LB96", "§%s (prose)" % st["section"].split()[0].rstrip("."),
-                                    sysname, PENTIUM_100, bench, metric, x, st["quantity"],
+                                    sysname, PENTIUM_100, bench, metric, x, quantity,
                                     float(st["value"]), unit,
                                     "lower" if UNITS[unit][0] == "time" else "higher",
                                     qualifier=st.get("qualifier", "")))

@@ -352,3 +352,18 @@ def test_run_against_references_and_units():
     t2 = next(t for t in refs.ousterhout_tables([run], [8000.0]) if t.table == "Table 2")
     name, speed, value, mrel = t2.ours[0]
     assert mrel == pytest.approx((108 / value) / (8000.0 / 1.8))
+
+
+# ---- the raw-speed measure ------------------------------------------------------------------
+
+def test_cpu_integer_reports_a_plausible_rate(smoke):
+    inv = smoke("cpu.integer")
+    values = inv.values("rate")
+    assert len(values) == 2
+    # Millions of integer operations per second: far above a 1990 workstation's few
+    # MIPS on anything that runs this, far below a million-fold.
+    assert all(50 < v < 1_000_000 for v in values), values
+    assert inv.header["metrics"][0]["unit"] == "Mops/s"
+    assert inv.header["metrics"][0]["better"] == "higher"
+    assert inv.notes["ops_per_iteration"] == "12"
+    assert int(inv.notes["iterations_per_batch"]) > 1000

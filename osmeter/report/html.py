@@ -28,7 +28,7 @@ table{border-collapse:collapse;font-size:13px;width:100%}
 th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;white-space:nowrap}
 th{background:#f2f2f2;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.wrap{white-space:normal;min-width:14em}
+td.wrap{white-space:normal;min-width:16em;max-width:40em}
 .better{color:#006b3c;font-weight:600}.worse{color:#b00020;font-weight:600}.unclear{color:#777}
 .win{background:#e6f4ea}.lose{background:#fdecea}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:baseline}
@@ -315,20 +315,23 @@ def _references(page: Page, cmp) -> None:
             continue
         r = rr.ref
         row = [r.study, r.source, r.system, r.machine,
-               r.quantity + (" (related: %s)" % r.bench if r.related else ""),
                "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)]
         for v, up in zip(rr.ours, rr.speedups):
             row += ["%s %s" % (fmt(v), r.unit) if v is not None else "—",
                     "×" + fmt(up) if up is not None else "—"]
-        rows.append(row)
+        cells = ["<td>%s</td>" % escape(c) for c in row]
+        cells.append('<td class="wrap">%s</td>' % escape(
+            r.quantity + (" (related: %s)" % r.bench if r.related else "")))
+        rows.append(cells)
         if rr.speedups[0] is not None:
             chart_groups.append(("%s %s: %s" % (r.study, r.system, r.quantity[:22]),
                                  [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
     if not rows:
         page.add("<p>None of the benchmarks in the study tables were measured in these runs.</p>")
     else:
-        page.add(_table(["study", "source", "system", "machine", "measure", "published"] +
-                        sum([[n, "speed-up"] for n in cmp.names], []), rows))
+        page.add(_table(["study", "source", "system", "machine", "published"] +
+                        sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"], rows,
+                        raw=True))
         page.figure("references_speedup", svg.bar_chart(
             "Speed-up over the published systems", "times faster", chart_groups[:24],
             cmp.names, "this machine's median / the study's number; dashed line = equal",

@@ -60,6 +60,11 @@ class Scale:
         return self.a + t * (self.b - self.a)
 
     def ticks(self, n: int = 6) -> list[float]:
+        if self.log and getattr(self, "base2", False):
+            e0, e1 = math.floor(math.log2(self.lo)), math.ceil(math.log2(self.hi))
+            step = max(1, math.ceil((e1 - e0) / 8))
+            return [2.0 ** e for e in range(e0, e1 + 1, step)
+                    if self.lo * 0.999 <= 2.0 ** e <= self.hi * 1.001]
         if self.log:
             e0, e1 = math.floor(math.log10(self.lo)), math.ceil(math.log10(self.hi))
             step = max(1, math.ceil((e1 - e0) / 8))
@@ -212,15 +217,15 @@ def _plot_frame(title, x_label, y_label, xs, ys, logx, logy, height=380, note=""
     if note:
         svg.text(10, 38, note, 11, fill="#555")
     left, right, top, bottom = 74, WIDTH - 20, 50, height - 72
-    xlo, xhi = nice_range(xs, logx)
-    if not logx:
-        xlo = min(xs) if xs else 0.0
-        xhi = max(xs) if xs else 1.0
+    sizes = "byte" in x_label.lower() or "size" in x_label.lower()
+    xlo = min(xs) if xs else 0.0          # the x axis spans exactly the measured range
+    xhi = max(xs) if xs else 1.0
     ylo, yhi = nice_range(ys, logy, zero=not logy)
     sx = Scale(xlo, xhi, left, right, logx)
+    sx.base2 = logx and sizes
     sy = Scale(ylo, yhi, bottom, top, logy)
     _y_axis(svg, sy, left, right, num, y_label + (" (log)" if logy else ""))
-    xfmt = size_label if "byte" in x_label.lower() or "size" in x_label.lower() else num
+    xfmt = size_label if sizes else num
     _x_axis(svg, sx, bottom, xfmt, x_label + (" (log scale)" if logx else ""))
     return svg, sx, sy
 

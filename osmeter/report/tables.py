@@ -187,19 +187,18 @@ def references_text(cmp) -> list[str]:
     rows = refs.against(cmp.runs)
     out = ["Your machine against the published numbers (speed-up > 1 = this machine is "
            "faster):"]
-    table = [["study", "source", "system (machine)", "measure", "published"] +
-             sum([[n, "speed-up"] for n in cmp.names], [])]
+    table = [["study", "source", "system (machine)", "published"] +
+             sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"]]
     for rr in rows:
         if all(v is None for v in rr.ours):
             continue
         r = rr.ref
         pub = "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)
-        line = [r.study, r.source, "%s (%s)" % (r.system, r.machine),
-                r.quantity + (" (related: %s)" % r.bench if r.related else ""), pub]
+        line = [r.study, r.source, "%s (%s)" % (r.system, r.machine), pub]
         for v, up in zip(rr.ours, rr.speedups):
             line += [fmt(v) + " " + r.unit if v is not None else "—",
                      "×" + fmt(up) if up is not None else "—"]
-        table.append(line)
+        table.append(line + [r.quantity + (" (related: %s)" % r.bench if r.related else "")])
     if len(table) == 1:
         out.append("  none of the benchmarks in the study tables were measured in these runs")
     else:
