@@ -90,6 +90,11 @@ def handle(args) -> int:
             return fail("cannot write %s: %s" % (args.output, e.strerror))
     else:
         sys.stdout.write(text)
+    if cmp.gate_pct is not None:
+        undecided = cmpmod.undecided_rows(cmp)
+        if undecided:
+            print("osmeter: warning: the regression gate could not judge %d result(s) with "
+                  "too few repetitions (use --runs 4 or more)" % len(undecided), file=sys.stderr)
     if cmp.gate_pct is not None and cmp.regressions:
         # The list goes to stderr too, so a CI log shows it whatever the format.
         for row, i, pct, p in cmp.regressions:

@@ -321,11 +321,10 @@ def regressions(cmp: Comparison, pct: float) -> list[tuple[Row, int, float, floa
     return found
 
 
-def gate_possible(cmp: Comparison) -> list[str]:
+def undecided_rows(cmp: Comparison) -> list[str]:
     """Rows the regression gate could not judge because there are too few repetitions."""
     out = []
     for row in cmp.rows:
-        base = row.cells[cmp.baseline]
         for i, c in enumerate(row.cells):
             if i != cmp.baseline and c is not None and c.verdict is not None \
                     and c.verdict.word == "too few repetitions":

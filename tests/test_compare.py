@@ -367,3 +367,23 @@ def test_cpu_integer_reports_a_plausible_rate(smoke):
     assert inv.header["metrics"][0]["better"] == "higher"
     assert inv.notes["ops_per_iteration"] == "12"
     assert int(inv.notes["iterations_per_batch"]) > 1000
+
+
+def test_missing_skipped_and_failed_results_are_shown_not_counted():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=2.0, seed=2, noise=0.002)
+    b.results = [r for r in b.results if r.bench != "syscall.read"]          # not run in B
+    getpid = next(r for r in b.results if r.bench == "syscall.getpid")
+    getpid.status, getpid.reason, getpid.samples, getpid.summary = "skipped", "no getpid", [], {}
+    cmp = compare.compare([a, b])
+    read = next(r for r in cmp.rows if r.bench == "syscall.read")
+    assert read.cells[1] is None and read.winner is None
+    row = next(r for r in cmp.rows if r.bench == "syscall.getpid")
+    assert row.cells[1].status == "skipped" and row.cells[1].ratio is None
+    assert any("no getpid" in n for n in row.notes)
+    assert "syscall" not in cmp.index          # nothing both runs measured in that category
+    text = tables.terminal(cmp)
+    assert "not run" in text and "skipped" in text
+    json.loads(tables.json_text(cmp))
+    from osmeter.report import html
+    assert "skipped" in html.render(cmp)[0]

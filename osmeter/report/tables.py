@@ -176,7 +176,7 @@ def regression_lines(cmp) -> list[str]:
         out.append("  none found")
     for row, i, pct, p in cmp.regressions:
         out.append("  SLOWER %s: %s is %.1f%% slower (p=%.2g)" % (row.label, cmp.names[i], pct, p))
-    undecided = cmpmod.gate_possible(cmp)
+    undecided = cmpmod.undecided_rows(cmp)
     if undecided:
         out.append("  not judged (too few repetitions): %d rows, e.g. %s"
                    % (len(undecided), ", ".join(undecided[:3])))
