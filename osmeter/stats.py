@@ -39,9 +39,13 @@ def count_outliers(values):
         return 0
     med = statistics.median(values)
     mad = statistics.median(abs(v - med) for v in values)
-    if mad == 0:
+    if mad > 0:
+        return sum(1 for v in values if 0.6745 * abs(v - med) / mad > 3.5)
+    # Over half the values are identical: scale by the mean absolute deviation instead.
+    mean_ad = statistics.fmean(abs(v - med) for v in values)
+    if mean_ad == 0:
         return 0
-    return sum(1 for v in values if 0.6745 * abs(v - med) / mad > 3.5)
+    return sum(1 for v in values if abs(v - med) / (1.253314 * mean_ad) > 3.5)
 
 
 def summarize(samples) -> dict:
