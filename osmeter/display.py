@@ -54,7 +54,7 @@ def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(
 
 def result_row(r: Result) -> list[str]:
     if r.status != "ok":
-        return [r.label, "%s: %s" % (r.status, r.reason or ""), "", "", ""]
+        return [r.label, r.status, "", "", r.reason or ""]
     s = r.summary
     if r.shape == "scatter":
         curve = r.extra.get("curve") or {}

@@ -130,7 +130,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     """
     started = dt.datetime.now(dt.timezone.utc)
     build = core.core_version()
+    scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
+    base_info["scratch_filesystem"] = sysinfo.describe_dir(scratch_parent)
     env_before = monitor.before_run()
     runs = []
     for i, variant in enumerate(variants):
@@ -153,7 +155,6 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     progress = Progress(total, opts.progress)
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
-    scratch_parent = tempfile.gettempdir()
     try:
         for rep in range(opts.runs):
             for item in items:

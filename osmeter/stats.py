@@ -39,9 +39,13 @@ def count_outliers(values):
         return 0
     med = statistics.median(values)
     mad = statistics.median(abs(v - med) for v in values)
-    if mad == 0:
+    if mad > 0:
+        return sum(1 for v in values if 0.6745 * abs(v - med) / mad > 3.5)
+    # Over half the values are identical: scale by the mean absolute deviation instead.
+    mean_ad = statistics.fmean(abs(v - med) for v in values)
+    if mean_ad == 0:
         return 0
-    return sum(1 for v in values if 0.6745 * abs(v - med) / mad > 3.5)
+    return sum(1 for v in values if abs(v - med) / (1.253314 * mean_ad) > 3.5)
 
 
 def summarize(samples) -> dict:
@@ -88,8 +92,9 @@ def reliability_warnings(summary: dict, noisy_cv: float = NOISY_CV) -> list[str]
         return warnings
     cv = summary.get("cv", 0.0)
     if cv > noisy_cv:
-        warnings.append("noisy: run-to-run variation %.1f%% exceeds %.0f%%"
-                        % (cv * 100, noisy_cv * 100))
+        between = "run-to-run" if summary.get("repetitions", 0) >= 2 else "sample-to-sample"
+        warnings.append("noisy: %s variation %.1f%% exceeds %.0f%%"
+                        % (between, cv * 100, noisy_cv * 100))
     if summary.get("repetitions", 0) < FEW_REPETITIONS:
         warnings.append("only %d repetition(s): the interval cannot show run-to-run noise"
                         % summary.get("repetitions", 0))
