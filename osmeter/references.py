@@ -13,10 +13,14 @@ measures local file systems and its MAB is a different program.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:              # Python < 3.11: the same parser, as a package
+    import tomli as tomllib
 
 DATA = Path(__file__).resolve().parent / "data" / "seed-results.toml"
 
