@@ -125,3 +125,11 @@ def test_report_cli_refuses_smoke_with_real(tmp_path, capsys):
                      "-o", str(tmp_path / "x.html")]) == 2
     assert "smoke" in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()
+
+
+def test_contents_links_point_at_sections():
+    text, _ = html.render(compare.compare(runs3()), references=True)
+    targets = re.findall(r'<a href="#([^"]+)"', text)
+    assert len(targets) >= 8
+    for t in targets:
+        assert 'id="%s"' % t in text, t

@@ -37,6 +37,7 @@ figure svg{display:block;width:100%;max-width:760px;height:auto}
 figcaption{font-size:12px;color:#555;margin-top:4px}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,620px),1fr));gap:12px}
 .warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}
+nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
 details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
 """
 
@@ -227,11 +228,18 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
     page.add('<p class="meta">Generated %s by osmeter. %d run(s), %d results.</p>' % (
         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs), len(cmp.rows)))
     page.add(_runs_table(cmp))
+    links = ([("differs", "What differs")] if multi else []) + \
+        ([("indices", "Indices")] if multi and cmp.index else []) + \
+        [("cat-" + slug(c), c) for c in cmp.categories] + \
+        ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
+        ([("studies", "Against the studies")] if references else [])
+    page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
+        '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
     page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
     for w in cmp.warnings:
         page.add('<div class="warn">%s</div>' % escape(w))
     if multi:
-        page.add("<h2>What differs between the systems</h2>")
+        page.add('<h2 id="differs">What differs between the systems</h2>')
         page.add('<p class="note">%d recorded metadata keys are equal.</p>' % cmp.meta_same)
         if cmp.meta_diff:
             page.add(_table(["key"] + cmp.names, [[k] + v for k, v in cmp.meta_diff]))
@@ -242,7 +250,7 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
         page.add("<details><summary>System information (%d keys)</summary>%s</details>" % (
             len(meta), _table(["key", "value"], [[k, v] for k, v in sorted(meta.items())])))
     if multi and cmp.index:
-        page.add("<h2>Indices</h2>")
+        page.add('<h2 id="indices">Indices</h2>')
         page.add('<p class="note">Geometric mean of the ratios to the baseline %s, per category '
                  'and overall (each benchmark metric weighs the same; a sweep counts once); '
                  '&gt; 1 = better.</p>' % escape(repr(cmp.names[cmp.baseline])))
@@ -270,7 +278,7 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
             page.add("</div>")
     mt = cmpmod.mips_relative_table(cmp)
     if mt:
-        page.add("<h2>MIPS-relative speed (Ousterhout 1990)</h2>")
+        page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
         page.add('<p class="note">Each ratio divided by the ratio of the machines\' raw CPU '
                  'speed (cpu.integer): 1 = the operation sped up exactly as much as plain '
                  'integer code; &lt; 1 = the OS did not keep up. cpu.integer (Mops/s): %s.</p>'
@@ -304,7 +312,7 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
 
 
 def _references(page: Page, cmp) -> None:
-    page.add("<h2>Against the studies</h2>")
+    page.add('<h2 id="studies">Against the studies</h2>')
     page.add('<p class="note">Published numbers from the seed studies next to this run; '
              'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
              'measured by an unnamed tool.</p>')
