@@ -91,6 +91,10 @@ def test_bonnie_sizes_and_cold_cache(smoke):
     assert inv.notes["cache"].startswith("fadvise")
     seek = smoke("fs.bonnie.seek", sizes="256k", seeks="50")
     assert len(seek.values("seeks")) == 1 and seek.values("seeks")[0] > 0
+    assert "fsync" in seek.notes["timing"]
+    nosync = smoke("fs.bonnie.write", fsync="no", cache="warm")
+    assert "no fsync" in nosync.notes["timing"] and nosync.notes["cache"].startswith("warm")
+    assert nosync.values("per_char") and nosync.values("block")
 
 
 def test_bonnie_refuses_a_size_below_one_block(smoke):

@@ -370,7 +370,10 @@ struct bonnie {
     size_t block;
     char *buf;       /* block bytes, page-aligned for O_DIRECT */
     long long seeks;
+    int fsync;       /* end every writing pass with fsync (durable, not just cached) */
 };
+
+static int end_pass(struct bonnie *b, int fd) { return b->fsync ? fsync(fd) : 0; }
 
 static int open_block(struct bonnie *b, int flags)
 {
@@ -394,7 +397,7 @@ static uint64_t write_per_char(struct bonnie *b)
     for (long long i = 0; i < b->size; i++)
         if (putc((int)(i & 0x7f), f) == EOF)
             break;
-    int bad = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int bad = ferror(f) || fflush(f) != 0 || end_pass(b, fileno(f)) != 0;
     if (fclose(f) != 0 || bad)
         return 0;
     return om_now_ns() - t0;
@@ -409,7 +412,7 @@ static uint64_t write_block(struct bonnie *b)
     int bad = 0;
     for (long long off = 0; off < b->size && !bad; off += (long long)b->block)
         bad = om_write_full(fd, b->buf, b->block);
-    bad = bad || fsync(fd) != 0;
+    bad = bad || end_pass(b, fd) != 0;
     if (close(fd) != 0 || bad)
         return 0;
     return om_now_ns() - t0;
@@ -429,7 +432,7 @@ static uint64_t rewrite(struct bonnie *b)
         bad = bad || lseek(fd, -(off_t)b->block, SEEK_CUR) < 0 ||
               om_write_full(fd, b->buf, b->block);
     }
-    bad = bad || fsync(fd) != 0;
+    bad = bad || end_pass(b, fd) != 0;
     if (close(fd) != 0 || bad)
         return 0;
     return om_now_ns() - t0;
@@ -484,7 +487,7 @@ static uint64_t seek_rw(struct bonnie *b)
         b->buf[1]++;
         bad = bad || pwrite(fd, b->buf, b->block, off) != (ssize_t)b->block;
     }
-    bad = bad || fsync(fd) != 0;
+    bad = bad || end_pass(b, fd) != 0;
     if (close(fd) != 0 || bad)
         return 0;
     return om_now_ns() - t0;
@@ -559,7 +562,8 @@ static int bonnie_one_size(struct bonnie *b, enum bonnie_phase phase)
 
 static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
 {
-    struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block")};
+    struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
+                       .fsync = strcmp(om_str(ctx, "fsync"), "yes") == 0};
     int rc = cache_check(ctx, b.cache);
     if (rc)
         return rc;
@@ -582,7 +586,8 @@ static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
     if (phase == B_SEEK)
         b.seeks = om_int(ctx, "seeks");
     om_note(ctx, "cache", "%s", cache_how(b.cache));
-    om_note(ctx, "timing", "each pass is timed from open to close and includes a final fsync");
+    om_note(ctx, "timing", "each pass is timed from open to close%s",
+            b.fsync ? "; writing passes end with fsync" : " (no fsync: as the original bonnie)");
     if (b.cache == CACHE_DIRECT) { /* does the file system take O_DIRECT? */
         int fd = open_block(&b, O_CREAT | O_WRONLY);
         if (fd < 0) {
@@ -842,6 +847,8 @@ static int run_frag_contention(struct om_ctx *ctx)
     {"block", OM_INT, "8k", NULL, NULL, 512, 16 << 20, NULL, "block size of block I/O"},  \
     {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,                                   \
      "passes over all sizes in one process (bonnie: one per invocation)"},                \
+    {"fsync", OM_CHOICE, "yes", NULL, NULL, 0, 0, "yes|no",                                \
+     "end writing passes with fsync (no = the original bonnie: writes may stay cached)"},  \
     CACHE_PARAM("fadvise")
 
 #define BONNIE_BW(name, what)                                                             \
