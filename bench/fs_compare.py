@@ -159,7 +159,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="repetitions per file system")
     ap.add_argument("--kinds", default=",".join(fsimages.KINDS))
     ap.add_argument("--bench", default=",".join(BENCHES))
-    ap.add_argument("--size-mb", type=int, default=1024, help="size of each image/tmpfs")
+    ap.add_argument("--size-mb", type=int,
+                    help="size of each image/tmpfs (default: 320 smoke, 1024 quick, 4096 "
+                         "default: room for the largest bonnie and fs.frag files)")
     ap.add_argument("--dir", action="append", default=[],
                     help="also run in this (remote) directory; repeatable")
     ap.add_argument("--sshfs", action="store_true",
@@ -171,12 +173,13 @@ def main() -> int:
     ap.add_argument("--db", help="store the runs here (default: a temporary store)")
     args = ap.parse_args()
     benches = args.bench.split(",")
+    size_mb = args.size_mb or {"smoke": 320, "quick": 1024, "default": 4096}[args.preset]
 
     with contextlib.ExitStack() as stack:
         columns, remote = {}, []   # column name -> directory; the remote columns
         for kind in args.kinds.split(","):
             try:
-                columns[kind] = stack.enter_context(fsimages.mounted(kind, args.size_mb))
+                columns[kind] = stack.enter_context(fsimages.mounted(kind, size_mb))
             except fsimages.Unavailable as e:
                 print("# %s: not available: %s" % (kind, e))
         if args.sshfs:

@@ -653,6 +653,8 @@ static int write_files(const char *paths[], int nfiles, long long size, size_t c
         return -1;
     for (int f = 0; f < nfiles; f++)
         if ((fds[f] = open(paths[f], O_CREAT | O_TRUNC | O_WRONLY, 0600)) < 0) {
+            while (f-- > 0)
+                close(fds[f]);
             free(order);
             return -1;
         }
@@ -744,8 +746,8 @@ static int frag_read(struct om_ctx *ctx, const char *paths[], int n, size_t chun
     return OM_OK;
 }
 
-static int frag_setup(struct om_ctx *ctx, char dir[], long long *size, size_t *chunk,
-                      char **buf, enum cache_mode *mode)
+static int frag_setup(struct om_ctx *ctx, int nfiles, char dir[], long long *size,
+                      size_t *chunk, char **buf, enum cache_mode *mode)
 {
     *mode = cache_mode(ctx);
     if (*mode != CACHE_FADVISE && *mode != CACHE_DROP)
@@ -757,7 +759,7 @@ static int frag_setup(struct om_ctx *ctx, char dir[], long long *size, size_t *c
     *size = om_int(ctx, "size") / (long long)*chunk * (long long)*chunk;
     if (*size == 0)
         return om_bad_param(ctx, "size must be at least one chunk (%zu bytes)", *chunk);
-    if ((rc = fs_workdir(ctx, 2 * *size, dir, PATH_MAX)))
+    if ((rc = fs_workdir(ctx, nfiles * *size, dir, PATH_MAX)))
         return rc;
     if (!(*buf = malloc(*chunk)))
         return om_fail(ctx, "out of memory");
@@ -773,7 +775,7 @@ static int run_frag_layout(struct om_ctx *ctx)
     size_t chunk;
     char *buf = NULL;
     enum cache_mode mode;
-    int rc = frag_setup(ctx, dir, &size, &chunk, &buf, &mode);
+    int rc = frag_setup(ctx, 3, dir, &size, &chunk, &buf, &mode);
     if (rc)
         return rc;
     snprintf(a, sizeof a, "%s/contiguous", dir);
@@ -784,7 +786,7 @@ static int run_frag_layout(struct om_ctx *ctx)
         free(buf);
         return om_fail(ctx, "writing the test files in %s: %s", dir, strerror(errno));
     }
-    unlink(c); /* the hole it leaves is what makes the interleaved file fragmented */
+    unlink(c); /* only its pieces' place between the other file's mattered */
     free(buf);
     om_note(ctx, "extents", "contiguous file: %ld, interleaved file: %ld (FIEMAP; -1 = unknown)",
             file_extents(a), file_extents(b));
@@ -811,7 +813,7 @@ static int run_frag_contention(struct om_ctx *ctx)
     size_t chunk;
     char *buf = NULL;
     enum cache_mode mode;
-    int rc = frag_setup(ctx, dir, &size, &chunk, &buf, &mode);
+    int rc = frag_setup(ctx, 2, dir, &size, &chunk, &buf, &mode);
     if (rc)
         return rc;
     snprintf(a, sizeof a, "%s/first", dir);
