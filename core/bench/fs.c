@@ -844,7 +844,7 @@ static int run_frag_contention(struct om_ctx *ctx)
 
 #define BONNIE_PARAMS                                                                     \
     FS_DIR_PARAM,                                                                         \
-    {"sizes", OM_LIST, "2m,10m,20m,50m,100m,1g", "8m,64m", "1m", 8192, 64LL << 30, NULL,  \
+    {"sizes", OM_LIST, "2m,10m,20m,50m,100m,1g", "4m,32m", "1m", 8192, 64LL << 30, NULL,  \
      "file sizes, bytes (LB96: 2-100 MB around a 32 MB cache)"},                          \
     {"block", OM_INT, "8k", NULL, NULL, 512, 16 << 20, NULL, "block size of block I/O"},  \
     {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,                                   \
@@ -858,7 +858,7 @@ static int run_frag_contention(struct om_ctx *ctx)
 
 #define FRAG_PARAMS                                                                       \
     FS_DIR_PARAM,                                                                         \
-    {"size", OM_INT, "650m", "64m", "2m", 64 << 10, 64LL << 30, NULL,                    \
+    {"size", OM_INT, "650m", "32m", "2m", 64 << 10, 64LL << 30, NULL,                    \
      "bytes per file (VL03: a CD image)"},                                               \
     {"chunk", OM_INT, "256k", NULL, "64k", 4096, 64 << 20, NULL,                          \
      "bytes per piece written (a BitTorrent piece)"},                                      \
@@ -891,7 +891,7 @@ const struct om_bench om_family_fs[] = {
      {BONNIE_BW("per_char", "getc() of every byte"), BONNIE_BW("block", "read() of blocks")}},
     {"fs.bonnie.seek", "bonnie random seeks, cold: read a block at a random offset, write it back",
      "LB96 §7.1 Fig 11", "quick,full,lb96", 12.0, run_bonnie_seek,
-     {BONNIE_PARAMS, {"seeks", OM_INT, "4000", "1000", "100", 1, 100000000, NULL,
+     {BONNIE_PARAMS, {"seeks", OM_INT, "4000", "500", "100", 1, 100000000, NULL,
                       "seeks per pass (bonnie: 4000)"}},
      {{"seeks", "seeks/s", "higher", OM_SWEEP, "file_bytes", "random block read+write-backs per second"}}},
     {"fs.frag.layout", "cold sequential read of a file written alone vs one written as BitTorrent does",

@@ -462,7 +462,7 @@ static int run_rm_tree(struct om_ctx *ctx) { return run_vfs(ctx, RM_TREE); }
 
 #define MAB_PARAMS                                                                        \
     FS_DIR_PARAM,                                                                         \
-    {"modules", OM_INT, "120", "12", "3", 1, 990, NULL,                                   \
+    {"modules", OM_INT, "120", "8", "3", 1, 990, NULL,                                   \
      "C modules (a .c and a .h each, 10 per directory)"},                                 \
     {"file_bytes", OM_INT, "16k", "4k", "2k", 1024, 1 << 20, NULL, "size of each .c file"}, \
     {"cc", OM_STR, "cc", NULL, NULL, 0, 0, NULL, "the compiler of the compile phase"}
