@@ -88,12 +88,9 @@ def mounted(kind: str, size_mb: int = DEFAULT_SIZE_MB, options: str = ""):
         yield mnt
     finally:
         unmount(mnt)
-        for dev in loop_devices_of(image) if os.path.exists(image) else []:
-            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        detach_loops(image)
         if is_mounted(mnt):
             raise RuntimeError("could not unmount %s" % mnt)
-        if os.path.exists(image) and loop_devices_of(image):
-            raise RuntimeError("could not detach the loop device of %s" % image)
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -114,6 +111,21 @@ def read_only_bind(path: str):
         if is_mounted(mnt):
             raise RuntimeError("could not unmount %s" % mnt)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def detach_loops(image: str) -> None:
+    """Detach the loop devices of image; the kernel may finish a detach asynchronously
+    (after the last unmount), so wait for it."""
+    if not os.path.exists(image):
+        return
+    for attempt in range(50):
+        devices = loop_devices_of(image)
+        if not devices:
+            return
+        for dev in devices:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        time.sleep(0.1)
+    raise RuntimeError("could not detach the loop device of %s: %s" % (image, devices))
 
 
 def loop_devices_of(image: str) -> list[str]:
