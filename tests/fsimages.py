@@ -88,10 +88,15 @@ def mounted(kind: str, size_mb: int = DEFAULT_SIZE_MB, options: str = ""):
         yield mnt
     finally:
         unmount(mnt)
-        detach_loops(image)
-        if is_mounted(mnt):
-            raise RuntimeError("could not unmount %s" % mnt)
-        shutil.rmtree(base, ignore_errors=True)
+        problem = "could not unmount %s" % mnt if is_mounted(mnt) else None
+        try:
+            detach_loops(image)
+        except RuntimeError as e:
+            problem = str(e)
+        if not is_mounted(mnt):   # never delete through a live mount
+            shutil.rmtree(base, ignore_errors=True)
+        if problem:
+            raise RuntimeError(problem)
 
 
 @contextlib.contextmanager
