@@ -92,31 +92,39 @@ def _linux(path: str) -> dict | None:
     return info
 
 
-def _portable(path: str) -> dict:
-    """BSD/macOS: `df -P` names the device and mount point, `mount` the type and options."""
+def _parse_df(text: str) -> dict:
+    """`df -P PATH`: the device and mount point (device names may contain spaces; the
+    last five columns never do)."""
+    lines = text.splitlines()
+    parts = lines[1].rsplit(None, 5) if len(lines) >= 2 else []
+    return {"device": parts[0], "mount_point": parts[5]} if len(parts) == 6 else {}
+
+
+def _parse_mount(text: str, mount_point: str) -> dict:
+    """`mount`: the type and options of mount_point.  Linux prints
+    "dev on /mnt type ext4 (rw,relatime)", the BSDs and macOS "dev on /mnt (ufs, local)"."""
     info: dict = {}
-    try:
-        out = subprocess.run(["df", "-P", path], capture_output=True, text=True,
-                             timeout=30).stdout.splitlines()
-        if len(out) >= 2:
-            # Device names may contain spaces; the last five columns never do.
-            parts = out[1].rsplit(None, 5)
-            if len(parts) == 6:
-                info["device"], info["mount_point"] = parts[0], parts[5]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        lines = subprocess.run(["mount"], capture_output=True, text=True,
-                               timeout=30).stdout.splitlines()
-    except (OSError, subprocess.SubprocessError):
-        lines = []
-    for line in lines:
-        # Linux: "dev on /mnt type ext4 (rw,relatime)"; BSD/macOS: "dev on /mnt (ufs, local)"
+    for line in text.splitlines():
         m = (re.match(r"^(.*) on (.*) type (\S+) \((.*)\)$", line)
              or re.match(r"^(.*) on (.*) \((\w+)(?:, (.*))?\)$", line))
-        if m and m.group(2) == info.get("mount_point"):
-            info["fs_type"] = m.group(3)
-            info["mount_options"] = (m.group(4) or "").replace(", ", ",")
+        if m and m.group(2) == mount_point:   # the last one wins: it hides the others
+            info = {"fs_type": m.group(3),
+                    "mount_options": (m.group(4) or "").replace(", ", ",")}
+    return info
+
+
+def _output(args: list[str]) -> str:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _portable(path: str) -> dict:
+    """BSD/macOS: `df -P` names the device and mount point, `mount` the type and options."""
+    info = _parse_df(_output(["df", "-P", path]))
+    if "mount_point" in info:
+        info.update(_parse_mount(_output(["mount"]), info["mount_point"]))
     return info
 
 

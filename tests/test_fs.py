@@ -239,6 +239,21 @@ def test_mountinfo_parsing_unescapes_names():
     assert m["super_options"] == "rw,errors=remount-ro"
 
 
+def test_bsd_and_macos_df_and_mount_parsing():
+    df = ("Filesystem  512-blocks    Used Avail Capacity  Mounted on\n"
+          "/dev/disk1s1  976490576 1234 5678    1%    /System/Volumes/Data\n")
+    assert fsinfo._parse_df(df) == {"device": "/dev/disk1s1",
+                                    "mount_point": "/System/Volumes/Data"}
+    mount = ("/dev/ada0p2 on / (ufs, local, soft-updates)\n"
+             "/dev/disk1s1 on /System/Volumes/Data (apfs, local, journaled, nobrowse)\n"
+             "server:/export on /mnt/nfs (nfs)\n")
+    assert fsinfo._parse_mount(mount, "/System/Volumes/Data") == {
+        "fs_type": "apfs", "mount_options": "local,journaled,nobrowse"}
+    assert fsinfo._parse_mount(mount, "/mnt/nfs") == {"fs_type": "nfs", "mount_options": ""}
+    assert fsinfo._parse_mount("/dev/vda on / type ext4 (rw,relatime)\n", "/") == {
+        "fs_type": "ext4", "mount_options": "rw,relatime"}
+
+
 def test_describe_agrees_with_df_and_mount(tmp_path):
     linux = fsinfo.describe(str(tmp_path))
     portable = fsinfo._portable(os.path.realpath(tmp_path))
