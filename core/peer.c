@@ -343,7 +343,8 @@ int om_peer_handshake(int ctl, const char *secret, char *err, size_t errlen)
         return -1;
     }
     if (strncmp(line, "OK ", 3) != 0) {
-        snprintf(err, errlen, "peer refused: %.200s", line);
+        snprintf(err, errlen, "peer refused: %.200s (is $%s the same on both hosts?)",
+                 strncmp(line, "ERR ", 4) ? line : line + 4, OM_PEER_SECRET_ENV);
         return -1;
     }
     if (!same_mac(line + 3, theirs)) {
