@@ -32,6 +32,10 @@
 
 #include "internal.h"
 
+#ifndef SOCK_CLOEXEC /* macOS */
+#define SOCK_CLOEXEC 0
+#endif
+
 const struct om_peer_limits om_peer_default_limits = {300, 4LL << 30, 0};
 
 /* ---- SHA-256 ------------------------------------------------------------------------ */
