@@ -225,3 +225,21 @@ def test_peer_listening_on_ipv4_only_skips_ipv6_cleanly(two_hosts):
         assert inv.status == "failed" and "cannot reach peer" in inv.reason
     finally:
         stop_server(proc)
+
+
+@pytest.mark.parametrize("bench", ["net.udp_ttcp", "net.pipe_bw"])
+def test_interrupted_run_leaves_no_far_end_behind(bench):
+    """SIGTERM to the core mid-run: its far-end child goes too (no_leaks checks, since
+    pytest is the subreaper that would inherit an orphan)."""
+    proc = subprocess.Popen([str(core.core_path()), "run", bench, "samples=100"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        while b'"sample"' not in proc.stdout.readline():  # mid-run, far end forked
+            assert proc.poll() is None
+        proc.terminate()
+        assert proc.wait(timeout=10) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
