@@ -1019,6 +1019,8 @@ int om_peer_main(int argc, char **argv)
             int status;
             pid_t r = waitpid(session, &status, WNOHANG);
             if (r == session) {
+                if (WIFSIGNALED(status)) /* a bug in a session, not the client's doing */
+                    plog("session %ld died of signal %d", (long)session, WTERMSIG(status));
                 om_child_untrack(session);
                 session = 0;
             } else if (om_now_ns() - session_start >
