@@ -63,15 +63,34 @@ def run_serve(args) -> int:
         cmd += ["--max-seconds", str(args.max_seconds)]
     if args.max_bytes is not None:
         cmd += ["--max-bytes", str(args.max_bytes)]
-    proc = subprocess.Popen(cmd, env=dict(os.environ, **{SECRET_ENV: secret}))
+    proc = subprocess.Popen(cmd, env=dict(os.environ, **{SECRET_ENV: secret}),
+                            preexec_fn=_die_with_parent)
+    previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return proc.wait()
-    except KeyboardInterrupt:
-        # The terminal sent SIGINT to the core too; make sure it ends either way.
+    except (KeyboardInterrupt, _Stop):
+        # Ctrl-C reached the core too (same process group); SIGTERM/SIGHUP only us.
         return _stop(proc)
     finally:
         if proc.poll() is None:
             _stop(proc)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGHUP to the front-end: stop the core and leave cleanly."""
+
+
+def _raise_stop(signum, frame):
+    raise _Stop()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, the core gets SIGTERM if we are killed."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop(proc: subprocess.Popen) -> int:

@@ -273,7 +273,8 @@ def test_cmd_serve_needs_a_secret():
     assert proc.returncode == 2 and "secret" in err
 
 
-def test_cmd_serve_runs_the_core_and_stops_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cmd_serve_runs_the_core_and_stops_on_a_signal(tmp_path, sig):
     secret_file = tmp_path / "secret"
     secret_file.write_text(SECRET + "\n")
     env = dict(os.environ)
@@ -283,7 +284,7 @@ def test_cmd_serve_runs_the_core_and_stops_on_ctrl_c(tmp_path):
     try:
         port = json.loads(proc.stdout.readline())["port"]
         still_serves(port)  # the secret from the file reached the core
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)  # to the front-end only; it must stop the core
         assert proc.wait(timeout=15) == 0
     finally:
         if proc.poll() is None:
