@@ -243,3 +243,33 @@ def test_interrupted_run_leaves_no_far_end_behind(bench):
             proc.kill()
             proc.wait()
         proc.stdout.close()
+
+
+@pytest.fixture
+def namespace_without_ipv6():
+    """A namespace whose loopback has IPv6 disabled (removed afterwards)."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        pytest.skip("network namespaces need root and iproute2")
+    ns = "omn%d" % os.getpid()
+    r = _ip("netns", "add", ns, check=False)
+    if r.returncode:
+        pytest.skip("cannot create a network namespace: %s" % r.stderr.strip())
+    try:
+        _ip("-n", ns, "link", "set", "lo", "up")
+        for key in ("all", "default", "lo"):
+            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                            "net.ipv6.conf.%s.disable_ipv6=1" % key], check=True, timeout=20)
+        yield ns
+    finally:
+        _ip("netns", "del", ns, check=False)
+
+
+def test_missing_ipv6_is_a_clean_per_benchmark_skip(namespace_without_ipv6):
+    for bench in ALL_FAR_END:
+        inv = run_in(namespace_without_ipv6, bench)
+        if bench.endswith(".ipv6"):
+            assert inv.status == "skipped" and inv.reason.startswith("no IPv6 loopback"), \
+                (bench, inv.reason)
+            assert inv.returncode == 0 and not inv.samples
+        else:
+            assert inv.status == "ok", (bench, inv.reason)
