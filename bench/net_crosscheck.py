@@ -21,9 +21,12 @@ Why the two can still differ (printed at the end as well):
   the receiver only runs when the sender is preempted) both depend on the scheduler and
   on the receive buffer (212992 bytes by default), so loss and "received" vary a lot
   between runs of either tool; "sent" is the more stable comparison.
-* iperf3 adds a 12-byte sequence header to each UDP datagram (its -l is the whole
-  payload, as ours is), reads with a select() loop and has a reporting thread; osmeter's
-  far end is a plain blocking recvfrom() loop.
+* The receivers differ.  iperf3's server makes two system calls per datagram (strace:
+  one pselect6() and one read() each) and keeps sequence-number statistics; osmeter's far
+  end makes one blocking recvfrom().  A slower receiver drops more when the receive
+  buffer overflows, so iperf3 tends to show more loss and a lower "received" with
+  pin=same; received ~= sent x (1 - loss) holds for both.  iperf3 also puts a sequence
+  header in each datagram (its -l is the whole payload, as ours is).
 * Socket buffers are the system defaults on both sides (neither sets SO_SNDBUF/RCVBUF).
 """
 from __future__ import annotations
