@@ -446,7 +446,7 @@ static int from_client(const struct sockaddr_storage *a)
     return pa && la == lb && memcmp(pa, pb, la) == 0;
 }
 
-static void set_port(struct sockaddr_storage *a, int port)
+void om_sock_set_port(struct sockaddr_storage *a, int port)
 {
     if (a->ss_family == AF_INET)
         ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
@@ -477,7 +477,7 @@ static int data_socket(int type, int *port)
     socklen_t len = sizeof local;
     if (getsockname(session_ctl, (struct sockaddr *)&local, &len))
         return -1;
-    set_port(&local, 0);
+    om_sock_set_port(&local, 0);
     int fd = socket(local.ss_family, type | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
@@ -497,7 +497,7 @@ static int data_socket(int type, int *port)
     return fd;
 }
 
-static void set_timeouts(int fd, int ms)
+void om_sock_timeouts(int fd, int ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -582,7 +582,7 @@ static int ep_tcp_sink(const char *line)
     close(lfd);
     if (fd < 0)
         return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
-    set_timeouts(fd, 30000);
+    om_sock_timeouts(fd, 30000);
     long long done;
     for (done = 0; done < count; done++)
         if (om_sink_transfer(fd, fd, total, (size_t)buf, mem))
@@ -611,7 +611,7 @@ static int ep_tcp_echo(const char *line)
         return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    set_timeouts(fd, 30000);
+    om_sock_timeouts(fd, 30000);
     long long echoed = 0;
     /* Ends at EOF (the client is done) or any error; the byte limit ends the session. */
     while (om_read_full(fd, mem, (size_t)a[0]) == 0 && om_write_full(fd, mem, (size_t)a[0]) == 0) {
@@ -708,7 +708,7 @@ static int ep_udp_sink(const char *line)
     int r;
     while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR)
         ;
-    set_timeouts(fd, 1000);
+    om_sock_timeouts(fd, 1000);
     long long got = 0, bytes = 0;
     uint64_t first = 0, last = 0;
     while (r > 0 && got < a[1]) {
@@ -745,7 +745,7 @@ static int ep_udp_echo(const char *line)
     char *mem = session_buffer(65536);
     if (fd < 0 || !mem)
         return -1;
-    set_timeouts(fd, 1000);
+    om_sock_timeouts(fd, 1000);
     send_line(session_ctl, "PORT %d", port);
     long long echoed = 0;
     int idle_s = 0;

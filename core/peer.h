@@ -73,6 +73,11 @@ int om_peer_random_hex(char *out, size_t n);
 /* "HOST:PORT", "[V6ADDR]:PORT", "HOST" or a bare IPv6 address (default port); 0 or -1. */
 int om_peer_parse_address(const char *s, char *host, size_t hostlen, int *port);
 
+struct sockaddr_storage;
+void om_sock_set_port(struct sockaddr_storage *a, int port);
+/* SO_RCVTIMEO and SO_SNDTIMEO, so a vanished other end cannot hang a transfer. */
+void om_sock_timeouts(int fd, int ms);
+
 /* ---- transfers both ends use ------------------------------------------------------ */
 /* Write total bytes in chunk-sized writes to fd.  0, or -1 with errno. */
 int om_send_data(int fd, long long total, size_t chunk, const char *buf);

@@ -66,8 +66,11 @@ static int allowed_cpus(int *cpus, int max)
     return n;
 }
 
-/* pin=same: both ends on one CPU (the studies' uniprocessors); split: one CPU each;
- * none: the scheduler decides.  A remote far end is placed by its own scheduler. */
+/* pin=same (the default): both ends on one CPU, as on the studies' uniprocessors; the
+ * two ends then take turns, so a bandwidth is the cost of copying in and out plus the
+ * switches.  split: one CPU each, so they overlap (the two-CPU figure), but every wake-up
+ * crosses CPUs, which on a VM can cost more than it saves.  none: the scheduler decides
+ * (least repeatable).  A remote far end is placed by its own scheduler. */
 static int place(struct om_ctx *ctx, int remote, struct placement *pl)
 {
     const char *pin = om_str(ctx, "pin");
@@ -121,13 +124,6 @@ static char *alloc_buffer(size_t size)
     if (buf)
         memset(buf, 'o', size); /* touched now, so no page faults inside the timing */
     return buf;
-}
-
-static void set_timeouts(int fd, int ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 /* ---- timing helpers ----------------------------------------------------------------- */
@@ -310,8 +306,8 @@ static int local_transfer(void *arg, long long total, size_t chunk, uint64_t *ns
 }
 
 /* Bandwidth over a pipe or UNIX socket for each chunk size in `sizes`. */
-static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const char *metric,
-                           const long long *sizes, int nsizes, long long x_or_none)
+static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const long long *sizes,
+                           int nsizes, int sweep)
 {
     struct placement pl;
     int rc = place(ctx, 0, &pl);
@@ -326,8 +322,8 @@ static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const char 
         return om_fail(ctx, "cannot allocate a %lld-byte buffer", maxchunk);
     if ((rc = local_open(ctx, kind, 0, &pl, &lp)) == OM_OK) {
         for (int i = 0; i < nsizes && rc == OM_OK; i++)
-            rc = bandwidth(ctx, metric, x_or_none == OM_NO_X ? OM_NO_X : sizes[i],
-                           local_transfer, &x, total, (size_t)sizes[i], samples);
+            rc = bandwidth(ctx, "bandwidth", sweep ? sizes[i] : OM_NO_X, local_transfer, &x,
+                           total, (size_t)sizes[i], samples);
         local_close(&lp);
     }
     free(x.buf);
@@ -337,20 +333,20 @@ static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const char 
 static int run_pipe_bw(struct om_ctx *ctx)
 {
     long long chunk = om_int(ctx, "chunk");
-    return local_bandwidth(ctx, LOCAL_PIPE, "bandwidth", &chunk, 1, OM_NO_X);
+    return local_bandwidth(ctx, LOCAL_PIPE, &chunk, 1, 0);
 }
 
 static int run_pipe_bw_sweep(struct om_ctx *ctx)
 {
     long long chunks[OM_MAX_LIST];
     int n = om_list(ctx, "chunks", chunks);
-    return local_bandwidth(ctx, LOCAL_PIPE, "bandwidth", chunks, n, 0);
+    return local_bandwidth(ctx, LOCAL_PIPE, chunks, n, 1);
 }
 
 static int run_unix_bw(struct om_ctx *ctx)
 {
     long long chunk = om_int(ctx, "chunk");
-    return local_bandwidth(ctx, LOCAL_UNIX, "bandwidth", &chunk, 1, OM_NO_X);
+    return local_bandwidth(ctx, LOCAL_UNIX, &chunk, 1, 0);
 }
 
 static int run_unix_lat(struct om_ctx *ctx)
@@ -365,7 +361,7 @@ static int run_unix_lat(struct om_ctx *ctx)
     struct local_pair lp;
     if ((rc = local_open(ctx, LOCAL_UNIX, rt.size, &pl, &lp)) == OM_OK) {
         rt.fd = lp.wr;
-        set_timeouts(rt.fd, IO_TIMEOUT_MS);
+        om_sock_timeouts(rt.fd, IO_TIMEOUT_MS);
         rc = measure_round_trips(ctx, rt_stream, &rt);
         close(lp.wr); /* EOF ends the echo child */
         reap_child(lp.child, 2000);
@@ -410,14 +406,6 @@ static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int 
     fcntl(fd, F_SETFL, flags);
     errno = e;
     return rc;
-}
-
-static void set_port(struct sockaddr_storage *a, int port)
-{
-    if (a->ss_family == AF_INET)
-        ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
-    else
-        ((struct sockaddr_in6 *)a)->sin6_port = htons((uint16_t)port);
 }
 
 /* A local far end: a child serving one session on a loopback listening socket. */
@@ -560,13 +548,13 @@ static int far_connect(struct om_ctx *ctx, struct far *f, int type, const char *
     if (sscanf(port_reply, "PORT %d", &port) != 1 || port <= 0 || port > 65535)
         return om_fail(ctx, "%s: unexpected answer '%s'", f->where, port_reply);
     struct sockaddr_storage a = f->addr;
-    set_port(&a, port);
+    om_sock_set_port(&a, port);
     *fd = socket(a.ss_family, type | SOCK_CLOEXEC, 0);
     if (*fd < 0 || connect_within(*fd, (struct sockaddr *)&a, f->addrlen, 10000))
         return om_fail(ctx, "%s: data connection to port %d: %s", f->where, port,
                        strerror(errno));
     /* a lost datagram should fail a latency run soon, not after the stream timeout */
-    set_timeouts(*fd, type == SOCK_DGRAM ? DGRAM_TIMEOUT_MS : IO_TIMEOUT_MS);
+    om_sock_timeouts(*fd, type == SOCK_DGRAM ? DGRAM_TIMEOUT_MS : IO_TIMEOUT_MS);
     return OM_OK;
 }
 
@@ -714,7 +702,7 @@ static int tcp_connect(struct om_ctx *ctx, int family)
         rc = om_fail(ctx, "%s: unexpected answer '%s'", f.where, reply);
     struct sockaddr_storage a = f.addr;
     if (rc == OM_OK)
-        set_port(&a, port);
+        om_sock_set_port(&a, port);
     long long per = om_int(ctx, "connections"), samples = om_int(ctx, "samples"), made = 0;
     double overhead = om_timer_overhead_ns();
     struct linger rst = {1, 0};
