@@ -226,13 +226,13 @@ def _otsu(values, min_share):
     return cut
 
 
-def detect_bimodal(pts, min_share=0.1, min_ratio=1.15, min_separation=5.0):
+def detect_bimodal(pts, min_share=0.1, min_ratio=1.15, min_separation=6.0):
     """Do the costs fall into two bands (a fast and a slow curve)?
 
     Within each bin of about 100 neighbouring x, the logarithms of the costs are split in
     two where the split separates them best (Otsu).  Two bands means: the gap between the
     two groups' medians is at least `min_separation` times their robust spread (one band
-    split in two gives 2-3.5 for normal, log-normal and heavy-tailed costs), the bands
+    split in two gives 2-4 for normal, log-normal and heavy-tailed costs), the bands
     differ by a factor of at least `min_ratio`, and each holds at least `min_share` of all
     points.  Each band is then classified on its own: Linux 2.4's fork alternated between
     an O(1) and an O(n) band.  Returns None or a dict describing the bands.

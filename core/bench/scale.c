@@ -249,22 +249,41 @@ static void limit_mappings(struct om_ctx *ctx, struct budget *b, long long per_o
                "vm.max_map_count %lld (half of the free mappings)", max_maps);
 }
 
+/* Local TCP ports in [lo, hi] held by sockets listed in /proc/net/tcp{,6} (any state:
+ * a port in TIME_WAIT cannot be bound either); -1 where there is no such file. */
+static long long ports_in_use(long long lo, long long hi)
+{
+    static const char *tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    long long used = -1;
+    for (int t = 0; t < 2; t++) {
+        FILE *f = fopen(tables[t], "r");
+        if (!f)
+            continue;
+        char line[512];
+        unsigned port;
+        used = used < 0 ? 0 : used;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x", &port) == 1 && port >= lo && port <= hi)
+                used++;
+        fclose(f);
+    }
+    return used;
+}
+
 /* TCP ports for bind(port 0): half of the ephemeral range not already in use. */
 static void limit_ports(struct om_ctx *ctx, struct budget *b)
 {
     long long range[2];
     if (read_ints("/proc/sys/net/ipv4/ip_local_port_range", range, 2) != 2)
         return;
-    long long used = 0, lines;
-    if ((lines = count_lines("/proc/net/tcp")) > 0)
-        used += lines - 1;
-    if ((lines = count_lines("/proc/net/tcp6")) > 0)
-        used += lines - 1;
+    long long used = ports_in_use(range[0], range[1]);
+    if (used < 0)
+        used = 0;
     long long size = range[1] - range[0] + 1;
-    om_note(ctx, "limit", "net.ipv4.ip_local_port_range %lld-%lld (%lld TCP sockets exist)",
+    om_note(ctx, "limit", "net.ipv4.ip_local_port_range %lld-%lld (%lld of its ports in use)",
             range[0], range[1], used);
-    budget_cap(b, (size - used) / 2, "ip_local_port_range %lld-%lld (half of the free ports)",
-               range[0], range[1]);
+    budget_cap(b, (size - used) / 2, "ip_local_port_range %lld-%lld (half of the %lld free ports)",
+               range[0], range[1], size - used);
 }
 
 /* Disk space and inodes under the scratch directory: half of what is free. */
@@ -330,10 +349,18 @@ static double timing_begin(struct om_ctx *ctx)
     return overhead;
 }
 
+/* Wall-clock time of the latest loop of timed operations, so that bench/ can check that
+ * what happens between the timed windows (the bookkeeping) costs O(1) per point. */
+static uint64_t phase_t0, phase_t1;
+static void phase_begin(void) { phase_t0 = om_now_ns(); }
+static void phase_end(void) { phase_t1 = om_now_ns(); }
+
 /* One sample per timed operation: operation i happened at x = x0 + i*dx. */
 static void emit(struct om_ctx *ctx, const char *metric, const uint64_t *cycles, long long count,
                  long long x0, long long dx, double overhead_ns)
 {
+    om_note(ctx, "timed_phase_ns", "%llu for %lld operations",
+            (unsigned long long)(phase_t1 - phase_t0), count);
     for (long long i = 0; i < count; i++) {
         double ns = om_cycles_to_ns(cycles[i]) - overhead_ns;
         om_sample(ctx, metric, x0 + i * dx, ns > 0 ? ns : 0);
@@ -382,6 +409,7 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
     double overhead = timing_begin(ctx);
 
     /* socket(): a socket structure plus the lowest unused descriptor (VL03). */
+    phase_begin();
     for (; made < n; made++) {
         uint64_t t0 = om_cycles();
         int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -393,6 +421,7 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
         fds[made] = fd;
         cycles[made] = t1 - t0;
     }
+    phase_end();
     if (!time_bind && rc == OM_OK)
         emit(ctx, "socket", cycles, made, 0, 1, overhead);
 
@@ -401,6 +430,7 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         om_note(ctx, "address", "127.0.0.1, port 0, TCP, no SO_REUSEADDR");
+        phase_begin();
         for (; bound < made; bound++) {
             uint64_t t0 = om_cycles();
             int r = bind(fds[bound], (struct sockaddr *)&sa, sizeof sa);
@@ -411,6 +441,7 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
             }
             cycles[bound] = t1 - t0;
         }
+        phase_end();
         /* Every bind gave the socket a real port (checked after the timed phase). */
         for (long long i = 0; i < bound && rc == OM_OK; i++) {
             struct sockaddr_in got;
@@ -469,6 +500,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     double overhead = timing_begin(ctx);
 
     /* Grow: time from fork() until the parent has read the new child's byte. */
+    phase_begin();
     for (; alive < n; alive++) {
         char c;
         uint64_t t0 = om_cycles();
@@ -488,13 +520,16 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
         pids[alive] = pid;
         cycles[alive] = t1 - t0;
     }
+    phase_end();
     if (!time_exit && rc == OM_OK)
         emit(ctx, "fork", cycles, alive, 0, 1, overhead);
 
-    /* Shrink: SIGTERM and wait4() one child after another, oldest first (VL03, MG05). */
+    /* Shrink: SIGTERM and wait4() one child after another, newest first (VL03, MG05);
+     * newest first also keeps the harness's untracking O(1). */
     long long total = alive, reaped = 0;
+    phase_begin();
     for (; reaped < total; reaped++) {
-        pid_t pid = pids[reaped];
+        pid_t pid = pids[total - 1 - reaped];
         int status = 0;
         uint64_t t0 = om_cycles();
         int k = kill(pid, SIGTERM);
@@ -509,6 +544,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
             rc = om_fail(ctx, "child %ld did not end by SIGTERM (kill %d, wait4 %ld, status "
                               "%#x)", (long)pid, k, (long)w, status);
     }
+    phase_end();
     if (time_exit && rc == OM_OK)
         emit(ctx, "exit", cycles, total, total, -1, overhead);
     close(announce[0]), close(announce[1]);
@@ -573,6 +609,7 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
         }
     double overhead = timing_begin(ctx);
 
+    phase_begin();
     for (; mapped < n; mapped++) {
         uint64_t t0 = om_cycles();
         void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, (off_t)(2 * mapped * page));
@@ -584,10 +621,12 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
         addr[mapped] = p;
         cycles[mapped] = t1 - t0;
     }
+    phase_end();
     if (!time_touch && rc == OM_OK)
         emit(ctx, "mmap", cycles, mapped, 0, 1, overhead);
     if (time_touch && rc == OM_OK) {
         /* First read of each window: the page fault that maps it. */
+        phase_begin();
         for (; touched < mapped; touched++) {
             uint64_t t0 = om_cycles();
             unsigned char v = *(volatile unsigned char *)addr[touched];
@@ -595,6 +634,7 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
             seen[touched] = v;
             cycles[touched] = t1 - t0;
         }
+        phase_end();
         for (long long i = 0; i < touched && rc == OM_OK; i++)
             if (seen[i] != pattern(2 * i))
                 rc = om_fail(ctx, "window %lld shows the wrong page of the file", i);
@@ -696,6 +736,7 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
     }
     double overhead = timing_begin(ctx);
 
+    phase_begin();
     for (; opened < n; opened++) {
         uint64_t t0 = om_cycles();
         int fd = open(names[opened], O_RDONLY);
@@ -707,10 +748,12 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
         fds[opened] = fd;
         cycles[opened] = t1 - t0;
     }
+    phase_end();
     if (timed == PHASE_OPEN && rc == OM_OK)
         emit(ctx, "open", cycles, opened, 0, 1, overhead);
     if (timed == PHASE_OPEN || rc != OM_OK)
         goto out;
+    phase_begin();
     for (; mapped < opened; mapped++) {
         uint64_t t0 = om_cycles();
         void *p = mmap(NULL, SMALL_FILE_BYTES, PROT_READ, MAP_SHARED, fds[mapped], 0);
@@ -722,10 +765,12 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
         addr[mapped] = p;
         cycles[mapped] = t1 - t0;
     }
+    phase_end();
     if (timed == PHASE_MMAP && rc == OM_OK)
         emit(ctx, "mmap", cycles, mapped, 0, 1, overhead);
     if (timed == PHASE_MMAP || rc != OM_OK)
         goto out;
+    phase_begin();
     for (; touched < mapped; touched++) {
         uint64_t t0 = om_cycles();
         unsigned char v = *(volatile unsigned char *)addr[touched];
@@ -733,6 +778,7 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
         seen[touched] = v;
         cycles[touched] = t1 - t0;
     }
+    phase_end();
     for (long long i = 0; i < touched && rc == OM_OK; i++)
         if (seen[i] != pattern(i))
             rc = om_fail(ctx, "file %lld mapped with the wrong content", i);
@@ -792,6 +838,7 @@ static int run_thread_create(struct om_ctx *ctx)
     }
     om_note(ctx, "attributes", "default (the system's default stack size)");
     double overhead = timing_begin(ctx);
+    phase_begin();
     for (; created < n; created++) {
         uint64_t t0 = om_cycles();
         int err = pthread_create(&threads[created], NULL, thread_wait, &hold[0]);
@@ -802,6 +849,7 @@ static int run_thread_create(struct om_ctx *ctx)
         }
         cycles[created] = t1 - t0;
     }
+    phase_end();
     close(hold[1]); /* every thread's read() returns 0 now */
     for (long long i = 0; i < created; i++) {
         int err = pthread_join(threads[i], NULL);
