@@ -2,19 +2,19 @@
 """How long the scalability curves take at their default populations, and whether the
 tool's own bookkeeping stays O(1) per point.
 
-For each benchmark of the scale family (and thread.create): one run at the default
-population (target: under 2 minutes on a 2-core machine) and one at an eighth of it.
-The core notes the wall-clock time of each timed loop; that time minus the timed
-windows (the samples plus the timer-pair overhead) is what the tool did between the
-operations.  Per point it must not grow with the population: the ratio between the
-large and the small run stays near 1 for O(1) bookkeeping (an O(n) bookkeeping would
-show a ratio near 8).
+For each benchmark of the scale family (and thread.create): runs at the default
+population (target: under 2 minutes each on a 2-core machine).  The core stores the start
+and end of every operation and notes the median time from the end of one operation to
+the start of the next, in the first and in the last tenth of the curve: that is the
+tool's own work between operations.  It must not grow with the population (the ratio
+last/first stays near 1; an O(n) bookkeeping would multiply it by the population ratio).
 
     python3 bench/scale_timing.py [--only ID ...] [--runs K]
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -29,25 +29,17 @@ BENCHES = ["scale.socket", "scale.bind", "scale.fork.dynamic", "scale.fork.stati
            "scale.manymap.open", "scale.manymap.mmap", "scale.manymap.touch",
            "thread.create"]
 TARGET_S = 120.0
-MAX_RATIO = 2.0          # per-point gap, large run vs small run
+MAX_RATIO = 2.0          # gap between operations, last tenth vs first tenth
 NOISE_NS = 200.0         # ... or gaps this close are equal on a shared, noisy machine
 
 
-def first_number(text) -> float:
-    if isinstance(text, list):
-        text = text[-1]
-    return float(str(text).split()[0])
-
-
-def between_ns_per_point(inv: core.Invocation) -> float | None:
-    """Wall-clock of the timed loop minus its timed windows, per operation."""
-    phase = inv.notes.get("timed_phase_ns")
-    pair = inv.notes.get("timer_pair_overhead_ns")
-    if phase is None or pair is None or not inv.samples:
-        return None
-    n = len(inv.samples)
-    inside = sum(v for _, _, v in inv.samples) + n * first_number(pair)
-    return (first_number(phase) - inside) / n
+def gaps(inv: core.Invocation) -> tuple[float, float] | None:
+    """(first tenth, last tenth) median ns between operations, from the core's note."""
+    note = inv.notes.get("between_operations_ns")
+    if isinstance(note, list):
+        note = note[-1]
+    m = re.match(r"first tenth ([-0-9.]+), last tenth ([-0-9.]+)", note or "")
+    return (float(m.group(1)), float(m.group(2))) if m else None
 
 
 def run(bench: str, params: dict) -> tuple[core.Invocation, float]:
@@ -64,9 +56,8 @@ def main() -> int:
     defaults = {b["id"]: b for b in core.list_benchmarks()}
     ok = True
     print("%-20s %7s %8s %6s %11s %11s %6s  %s" % (
-        "benchmark", "n", "wall s", "<2min", "gap n/8 ns", "gap n ns", "ratio", "curve"))
+        "benchmark", "n", "wall s", "<2min", "gap 1st ns", "gap last ns", "ratio", "curve"))
     for bench in args.only or BENCHES:
-        n_def = int(next(p["default"] for p in defaults[bench]["params"] if p["name"] == "n"))
         samples, walls, big = [], [], None
         for rep in range(args.runs):
             big, wall = run(bench, {})
@@ -79,23 +70,22 @@ def main() -> int:
         # check therefore lets the scheduler place the processes.
         spread = {"pin": "none"} if any(p["name"] == "pin"
                                         for p in defaults[bench]["params"]) else {}
-        small, _ = run(bench, dict(spread, n=max(100, n_def // 8)))
-        large = run(bench, spread)[0] if spread else big
-        bad = [i for i in (big, small, large) if i.status != "ok"]
+        checked = run(bench, spread)[0] if spread else big
+        bad = [i for i in (big, checked) if i.status != "ok"]
         if bad:
             print("%-20s %s: %s" % (bench, bad[0].status, bad[0].reason))
             ok = ok and bad[0].status == "skipped"
             continue
-        gap_small, gap_big = between_ns_per_point(small), between_ns_per_point(large)
-        ratio = gap_big / gap_small if gap_small and gap_small > 0 else float("inf")
-        o1 = ratio < MAX_RATIO or abs(gap_big - gap_small) < NOISE_NS
+        gap_first, gap_last = gaps(checked) or (float("nan"), float("nan"))
+        ratio = gap_last / gap_first if gap_first and gap_first > 0 else float("inf")
+        o1 = ratio < MAX_RATIO or abs(gap_last - gap_first) < NOISE_NS
         fast = max(walls) < TARGET_S
         ok = ok and o1 and fast
         x_name = defaults[bench]["metrics"][0]["x_name"]
         summary = curves.summarize_scatter(samples, x_name=x_name)
         stopped = big.notes.get("stopped_by")
         print("%-20s %7d %8.1f %6s %11.0f %11.0f %6.2f  %s%s%s" % (
-            bench, len(big.samples), max(walls), "yes" if fast else "NO", gap_small, gap_big,
+            bench, len(big.samples), max(walls), "yes" if fast else "NO", gap_first, gap_last,
             ratio, summary["text"], "" if o1 else "  [bookkeeping NOT O(1)]",
             "  [stopped by %s]" % stopped if stopped else ""))
         if not summary["agree"]:

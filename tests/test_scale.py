@@ -52,6 +52,7 @@ def test_curve_has_one_point_per_operation(smoke, bench):
     # Single system calls, page faults, forks: more than a few ns, less than 50 ms each.
     assert all(10 < v < 50e6 for v in values), (min(values), max(values))
     assert "cycle_counter" in inv.notes and "timer_pair_overhead_ns" in inv.notes
+    assert inv.notes["between_operations_ns"].startswith("first tenth ")
     assert inv.notes.get("limit"), "the limits read before growing are recorded"
     assert "stopped_by" not in inv.notes
     summary = curves.summarize_scatter([Sample(0, x, v) for _, x, v in inv.samples],

@@ -349,20 +349,49 @@ static double timing_begin(struct om_ctx *ctx)
     return overhead;
 }
 
-/* Wall-clock time of the latest loop of timed operations, so that bench/ can check that
- * what happens between the timed windows (the bookkeeping) costs O(1) per point. */
-static uint64_t phase_t0, phase_t1;
-static void phase_begin(void) { phase_t0 = om_now_ns(); }
-static void phase_end(void) { phase_t1 = om_now_ns(); }
+/* The start and end of operation i, in cycles, as two stores into a preallocated array:
+ * the same cost at every point of the curve. */
+static inline void stamp(uint64_t *cycles, long long i, uint64_t t0, uint64_t t1)
+{
+    cycles[2 * i] = t0;
+    cycles[2 * i + 1] = t1;
+}
 
-/* One sample per timed operation: operation i happened at x = x0 + i*dx. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median time from the end of one operation to the start of the next over [from, to):
+ * the tool's own work between operations (and whatever else ran then). */
+static double median_gap_ns(const uint64_t *cycles, long long from, long long to)
+{
+    long long k = to - from - 1;
+    if (k < 1)
+        return 0;
+    uint64_t *gaps = malloc((size_t)k * sizeof *gaps);
+    if (!gaps)
+        return -1;
+    for (long long i = 0; i < k; i++)
+        gaps[i] = cycles[2 * (from + i + 1)] - cycles[2 * (from + i) + 1];
+    qsort(gaps, (size_t)k, sizeof *gaps, cmp_u64);
+    double median = om_cycles_to_ns(gaps[k / 2]);
+    free(gaps);
+    return median;
+}
+
+/* One sample per timed operation: operation i happened at x = x0 + i*dx.  Also notes the
+ * time between operations early and late in the curve: bookkeeping that grew with the
+ * population would show here (bench/scale_timing.py checks it). */
 static void emit(struct om_ctx *ctx, const char *metric, const uint64_t *cycles, long long count,
                  long long x0, long long dx, double overhead_ns)
 {
-    om_note(ctx, "timed_phase_ns", "%llu for %lld operations",
-            (unsigned long long)(phase_t1 - phase_t0), count);
+    long long tenth = count / 10 > 1 ? count / 10 : count;
+    om_note(ctx, "between_operations_ns", "first tenth %.1f, last tenth %.1f (medians)",
+            median_gap_ns(cycles, 0, tenth), median_gap_ns(cycles, count - tenth, count));
     for (long long i = 0; i < count; i++) {
-        double ns = om_cycles_to_ns(cycles[i]) - overhead_ns;
+        double ns = om_cycles_to_ns(cycles[2 * i + 1] - cycles[2 * i]) - overhead_ns;
         om_sample(ctx, metric, x0 + i * dx, ns > 0 ? ns : 0);
     }
 }
@@ -401,7 +430,7 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
         return rc;
     long long n = b.n, made = 0, bound = 0;
     int *fds = alloc_touched((size_t)n, sizeof *fds);
-    uint64_t *cycles = alloc_touched((size_t)n, sizeof *cycles);
+    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
     if (!fds || !cycles) {
         free(fds), free(cycles);
         return om_fail(ctx, "cannot allocate bookkeeping for %lld sockets", n);
@@ -409,7 +438,6 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
     double overhead = timing_begin(ctx);
 
     /* socket(): a socket structure plus the lowest unused descriptor (VL03). */
-    phase_begin();
     for (; made < n; made++) {
         uint64_t t0 = om_cycles();
         int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -419,9 +447,8 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
             break;
         }
         fds[made] = fd;
-        cycles[made] = t1 - t0;
+        stamp(cycles, made, t0, t1);
     }
-    phase_end();
     if (!time_bind && rc == OM_OK)
         emit(ctx, "socket", cycles, made, 0, 1, overhead);
 
@@ -430,7 +457,6 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         om_note(ctx, "address", "127.0.0.1, port 0, TCP, no SO_REUSEADDR");
-        phase_begin();
         for (; bound < made; bound++) {
             uint64_t t0 = om_cycles();
             int r = bind(fds[bound], (struct sockaddr *)&sa, sizeof sa);
@@ -439,9 +465,8 @@ static int run_sockets(struct om_ctx *ctx, int time_bind)
                 rc = stopped_early(ctx, "bind(port 0)", errno, bound, "bound sockets");
                 break;
             }
-            cycles[bound] = t1 - t0;
+            stamp(cycles, bound, t0, t1);
         }
-        phase_end();
         /* Every bind gave the socket a real port (checked after the timed phase). */
         for (long long i = 0; i < bound && rc == OM_OK; i++) {
             struct sockaddr_in got;
@@ -486,7 +511,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
         return rc;
     long long n = b.n, alive = 0;
     pid_t *pids = alloc_touched((size_t)n, sizeof *pids);
-    uint64_t *cycles = alloc_touched((size_t)n, sizeof *cycles);
+    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
     int announce[2];
     if (!pids || !cycles) {
         free(pids), free(cycles);
@@ -500,7 +525,6 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     double overhead = timing_begin(ctx);
 
     /* Grow: time from fork() until the parent has read the new child's byte. */
-    phase_begin();
     for (; alive < n; alive++) {
         char c;
         uint64_t t0 = om_cycles();
@@ -518,16 +542,14 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
         }
         uint64_t t1 = om_cycles();
         pids[alive] = pid;
-        cycles[alive] = t1 - t0;
+        stamp(cycles, alive, t0, t1);
     }
-    phase_end();
     if (!time_exit && rc == OM_OK)
         emit(ctx, "fork", cycles, alive, 0, 1, overhead);
 
     /* Shrink: SIGTERM and wait4() one child after another, newest first (VL03, MG05);
      * newest first also keeps the harness's untracking O(1). */
     long long total = alive, reaped = 0;
-    phase_begin();
     for (; reaped < total; reaped++) {
         pid_t pid = pids[total - 1 - reaped];
         int status = 0;
@@ -538,13 +560,12 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
             ;
         uint64_t t1 = om_cycles();
         om_child_untrack(pid);
-        cycles[reaped] = t1 - t0;
+        stamp(cycles, reaped, t0, t1);
         if ((k != 0 || w != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) &&
             rc == OM_OK)
             rc = om_fail(ctx, "child %ld did not end by SIGTERM (kill %d, wait4 %ld, status "
                               "%#x)", (long)pid, k, (long)w, status);
     }
-    phase_end();
     if (time_exit && rc == OM_OK)
         emit(ctx, "exit", cycles, total, total, -1, overhead);
     close(announce[0]), close(announce[1]);
@@ -586,7 +607,7 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
     unlink(path); /* gone with the descriptor, whatever ends this process */
     unsigned char *buf = malloc((size_t)page);
     char **addr = alloc_touched((size_t)n, sizeof *addr);
-    uint64_t *cycles = alloc_touched((size_t)n, sizeof *cycles);
+    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
     unsigned char *seen = alloc_touched((size_t)n, 1);
     if (!buf || !addr || !cycles || !seen) {
         rc = om_fail(ctx, "cannot allocate bookkeeping for %lld mappings", n);
@@ -609,7 +630,6 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
         }
     double overhead = timing_begin(ctx);
 
-    phase_begin();
     for (; mapped < n; mapped++) {
         uint64_t t0 = om_cycles();
         void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, (off_t)(2 * mapped * page));
@@ -619,22 +639,19 @@ static int run_mmap_windows(struct om_ctx *ctx, int time_touch)
             break;
         }
         addr[mapped] = p;
-        cycles[mapped] = t1 - t0;
+        stamp(cycles, mapped, t0, t1);
     }
-    phase_end();
     if (!time_touch && rc == OM_OK)
         emit(ctx, "mmap", cycles, mapped, 0, 1, overhead);
     if (time_touch && rc == OM_OK) {
         /* First read of each window: the page fault that maps it. */
-        phase_begin();
         for (; touched < mapped; touched++) {
             uint64_t t0 = om_cycles();
             unsigned char v = *(volatile unsigned char *)addr[touched];
             uint64_t t1 = om_cycles();
             seen[touched] = v;
-            cycles[touched] = t1 - t0;
+            stamp(cycles, touched, t0, t1);
         }
-        phase_end();
         for (long long i = 0; i < touched && rc == OM_OK; i++)
             if (seen[i] != pattern(2 * i))
                 rc = om_fail(ctx, "window %lld shows the wrong page of the file", i);
@@ -697,7 +714,7 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
     char (*names)[32] = alloc_touched((size_t)n, 32); /* relative: "ddd/fff" */
     int *fds = alloc_touched((size_t)n, sizeof *fds);
     char **addr = alloc_touched((size_t)n, sizeof *addr);
-    uint64_t *cycles = alloc_touched((size_t)n, sizeof *cycles);
+    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
     unsigned char *seen = alloc_touched((size_t)n, 1);
     int cwd = open(".", O_RDONLY | O_DIRECTORY);
     if (!names || !fds || !addr || !cycles || !seen) {
@@ -736,7 +753,6 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
     }
     double overhead = timing_begin(ctx);
 
-    phase_begin();
     for (; opened < n; opened++) {
         uint64_t t0 = om_cycles();
         int fd = open(names[opened], O_RDONLY);
@@ -746,14 +762,12 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
             break;
         }
         fds[opened] = fd;
-        cycles[opened] = t1 - t0;
+        stamp(cycles, opened, t0, t1);
     }
-    phase_end();
     if (timed == PHASE_OPEN && rc == OM_OK)
         emit(ctx, "open", cycles, opened, 0, 1, overhead);
     if (timed == PHASE_OPEN || rc != OM_OK)
         goto out;
-    phase_begin();
     for (; mapped < opened; mapped++) {
         uint64_t t0 = om_cycles();
         void *p = mmap(NULL, SMALL_FILE_BYTES, PROT_READ, MAP_SHARED, fds[mapped], 0);
@@ -763,22 +777,19 @@ static int run_manymap(struct om_ctx *ctx, enum manymap_phase timed)
             break;
         }
         addr[mapped] = p;
-        cycles[mapped] = t1 - t0;
+        stamp(cycles, mapped, t0, t1);
     }
-    phase_end();
     if (timed == PHASE_MMAP && rc == OM_OK)
         emit(ctx, "mmap", cycles, mapped, 0, 1, overhead);
     if (timed == PHASE_MMAP || rc != OM_OK)
         goto out;
-    phase_begin();
     for (; touched < mapped; touched++) {
         uint64_t t0 = om_cycles();
         unsigned char v = *(volatile unsigned char *)addr[touched];
         uint64_t t1 = om_cycles();
         seen[touched] = v;
-        cycles[touched] = t1 - t0;
+        stamp(cycles, touched, t0, t1);
     }
-    phase_end();
     for (long long i = 0; i < touched && rc == OM_OK; i++)
         if (seen[i] != pattern(i))
             rc = om_fail(ctx, "file %lld mapped with the wrong content", i);
@@ -826,7 +837,7 @@ static int run_thread_create(struct om_ctx *ctx)
         return rc;
     long long n = b.n, created = 0;
     pthread_t *threads = alloc_touched((size_t)n, sizeof *threads);
-    uint64_t *cycles = alloc_touched((size_t)n, sizeof *cycles);
+    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
     int hold[2];
     if (!threads || !cycles) {
         free(threads), free(cycles);
@@ -838,7 +849,6 @@ static int run_thread_create(struct om_ctx *ctx)
     }
     om_note(ctx, "attributes", "default (the system's default stack size)");
     double overhead = timing_begin(ctx);
-    phase_begin();
     for (; created < n; created++) {
         uint64_t t0 = om_cycles();
         int err = pthread_create(&threads[created], NULL, thread_wait, &hold[0]);
@@ -847,9 +857,8 @@ static int run_thread_create(struct om_ctx *ctx)
             rc = stopped_early(ctx, "pthread_create()", err, created, "threads");
             break;
         }
-        cycles[created] = t1 - t0;
+        stamp(cycles, created, t0, t1);
     }
-    phase_end();
     close(hold[1]); /* every thread's read() returns 0 now */
     for (long long i = 0; i < created; i++) {
         int err = pthread_join(threads[i], NULL);
