@@ -7,8 +7,9 @@ scatter result and for all of them together, and flags repetitions that disagree
 costs that fall into two bands (Linux 2.4's fork alternated between two curves).
 
 Robust by construction and without numpy: the points are sorted by x and cut into bins
-of equal count; every fit uses the bins' medians, so a few outliers (an interrupt, a
-page-cache miss) cannot pull a curve, yet every point is kept and outliers are counted.
+of equal count, and every fit is a Theil-Sen line through the bins' medians, so a few
+outliers (an interrupt, a page-cache miss) or one odd bin (the cold start of a curve)
+cannot pull it; yet every point is kept and outliers are counted.
 """
 from __future__ import annotations
 
@@ -75,17 +76,21 @@ def bin_medians(points, bins=None):
 
 
 def _fit(xs, ys, f):
-    """Least squares cost = a + b*f(x) on the bin medians: a, b, SSE, se(b), f range."""
+    """cost = a + b*f(x) on the bin medians, by Theil-Sen (b is the median of the slopes
+    between every pair of bins, so one odd bin - the cold start of a curve - cannot tilt
+    it): a, b, SSE, se(b) from the residuals, and the range of f."""
     fx = [f(x) for x in xs]
     k = len(xs)
-    mf, my = sum(fx) / k, sum(ys) / k
-    sff = sum((v - mf) ** 2 for v in fx)
-    if sff <= 0:
+    slopes = [(ys[j] - ys[i]) / (fx[j] - fx[i])
+              for i in range(k) for j in range(i + 1, k) if fx[j] != fx[i]]
+    if not slopes:
         return None
-    b = sum((v - mf) * (y - my) for v, y in zip(fx, ys)) / sff
-    a = my - b * mf
+    b = _median(slopes)
+    a = _median([y - b * v for v, y in zip(fx, ys)])
+    mf = sum(fx) / k
+    sff = sum((v - mf) ** 2 for v in fx)
     sse = sum((y - a - b * v) ** 2 for v, y in zip(fx, ys))
-    se_b = math.sqrt(sse / (k - 2) / sff) if k > 2 else float("inf")
+    se_b = math.sqrt(sse / (k - 2) / sff) if k > 2 and sff > 0 else float("inf")
     return {"a": a, "b": b, "sse": sse, "se_b": se_b, "f_min": min(fx), "f_max": max(fx)}
 
 

@@ -2,6 +2,7 @@
 import json
 import math
 import random
+import re
 
 import pytest
 
@@ -28,7 +29,7 @@ def test_linear_slope_is_recovered():
     assert c["class"] == "O(n)"
     assert c["cost"] == pytest.approx(38, rel=0.05)
     assert c["fit"]["value"] > 0.95 and c["fit"]["measure"].startswith("R^2")
-    assert curves.describe(c, "processes") == "O(n), +38 ns per process"
+    assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", curves.describe(c, "processes"))
 
 
 def test_small_linear_growth_on_a_large_base():
@@ -135,7 +136,7 @@ def test_summary_of_agreeing_repetitions():
     reps = [make(lambda x: 1000 + 38 * x, seed=s) for s in range(5)]
     s = curves.summarize_scatter(samples_of(reps), x_name="processes")
     assert s["class"] == "O(n)"
-    assert s["text"] == "O(n), +38 ns per process"
+    assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", s["text"]), s["text"]
     assert s["agree"] and not s["disagreements"]
     assert set(s["reps"]) == {"0", "1", "2", "3", "4"}
     assert all(r["class"] == "O(n)" for r in s["reps"].values())
@@ -172,3 +173,9 @@ def test_summary_is_json_even_for_degenerate_input():
     s = curves.summarize_scatter(samples_of([[(x, 7.0) for x in range(100)]]))
     assert s["class"] == "O(1)"
     json.dumps(s, allow_nan=False)
+
+
+def test_a_cold_start_does_not_tilt_a_flat_curve():
+    # The first operations of a curve run with cold caches: 50% slower for 3% of it.
+    pts = make(lambda x: 2400.0 * (1.5 if x < 300 else 1.0), n=10000, noise=0.1)
+    assert curves.classify(pts)["class"] == "O(1)"
