@@ -86,7 +86,7 @@ def main() -> int:
         stopped = big.notes.get("stopped_by")
         print("%-20s %7d %8.1f %6s %11.0f %11.0f %6.2f  %s%s%s" % (
             bench, len(big.samples), max(walls), "yes" if fast else "NO", gap_first, gap_last,
-            ratio, summary["text"], "" if o1 else "  [bookkeeping NOT O(1)]",
+            ratio, summary["description"], "" if o1 else "  [bookkeeping NOT O(1)]",
             "  [stopped by %s]" % stopped if stopped else ""))
         if not summary["agree"]:
             for d in summary["disagreements"]:

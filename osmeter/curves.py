@@ -385,9 +385,9 @@ def summarize_scatter(samples, x_name=None, unit="ns"):
                 r, c["bimodal"]["ratio"]))
     out = {
         "class": overall["class"],
-        "text": describe(overall, x_name, unit),
+        "description": describe(overall, x_name, unit),
         "all": overall,
-        "reps": {str(r): dict(c, text=describe(c, x_name, unit)) for r, c in reps.items()},
+        "reps": {str(r): dict(c, description=describe(c, x_name, unit)) for r, c in reps.items()},
         "agree": not disagreements,
         "disagreements": disagreements,
     }

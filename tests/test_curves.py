@@ -136,7 +136,7 @@ def test_summary_of_agreeing_repetitions():
     reps = [make(lambda x: 1000 + 38 * x, seed=s) for s in range(5)]
     s = curves.summarize_scatter(samples_of(reps), x_name="processes")
     assert s["class"] == "O(n)"
-    assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", s["text"]), s["text"]
+    assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", s["description"]), s["description"]
     assert s["agree"] and not s["disagreements"]
     assert set(s["reps"]) == {"0", "1", "2", "3", "4"}
     assert all(r["class"] == "O(n)" for r in s["reps"].values())

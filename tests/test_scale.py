@@ -64,9 +64,9 @@ def test_curve_has_one_point_per_operation(smoke, bench):
 def test_process_benchmarks_record_linkage_and_placement(smoke):
     inv = smoke("scale.fork.dynamic", pin="none")
     assert inv.notes["linkage"] == "dynamic"
-    assert inv.notes["placement"].startswith("none")
+    assert inv.notes["placement"].startswith("unpinned")
     inv = smoke("scale.exit.dynamic")
-    assert inv.notes["placement"].startswith("same")
+    assert inv.notes["placement"].startswith("all processes pinned")
 
 
 def test_fork_is_slower_than_socket(smoke):

@@ -249,12 +249,14 @@ static void limit_mappings(struct om_ctx *ctx, struct budget *b, long long per_o
                "vm.max_map_count %lld (half of the free mappings)", max_maps);
 }
 
-/* Local TCP ports in [lo, hi] held by sockets listed in /proc/net/tcp{,6} (any state:
- * a port in TIME_WAIT cannot be bound either); -1 where there is no such file. */
+/* Distinct local TCP ports in [lo, hi] held by sockets in /proc/net/tcp{,6} (in any
+ * state: a port in TIME_WAIT cannot be bound either); -1 where there is no such file. */
 static long long ports_in_use(long long lo, long long hi)
 {
     static const char *tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    static unsigned char seen[65536 / 8];
     long long used = -1;
+    memset(seen, 0, sizeof seen);
     for (int t = 0; t < 2; t++) {
         FILE *f = fopen(tables[t], "r");
         if (!f)
@@ -263,8 +265,11 @@ static long long ports_in_use(long long lo, long long hi)
         unsigned port;
         used = used < 0 ? 0 : used;
         while (fgets(line, sizeof line, f))
-            if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x", &port) == 1 && port >= lo && port <= hi)
+            if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x", &port) == 1 && port >= lo &&
+                port <= hi && port < 65536 && !(seen[port / 8] & (1 << (port % 8)))) {
+                seen[port / 8] |= (unsigned char)(1 << (port % 8));
                 used++;
+            }
         fclose(f);
     }
     return used;
@@ -396,25 +401,6 @@ static void emit(struct om_ctx *ctx, const char *metric, const uint64_t *cycles,
     }
 }
 
-/* pin=same: this process (and so its children and threads) on the CPU it started on. */
-static int apply_pin(struct om_ctx *ctx)
-{
-    if (strcmp(om_str(ctx, "pin"), "same") != 0) {
-        om_note(ctx, "placement", "none (the scheduler places every process and thread)");
-        return OM_OK;
-    }
-    int cpu = 0;
-#ifdef __linux__
-    cpu = sched_getcpu();
-    if (cpu < 0)
-        cpu = 0;
-#endif
-    if (om_pin_cpu(cpu) != 0)
-        return om_skip(ctx, "cannot pin to one CPU here (%s); use pin=none", strerror(errno));
-    om_note(ctx, "placement", "same: everything on CPU %d", cpu);
-    return OM_OK;
-}
-
 /* ---- socket() and bind(port 0) as descriptors grow -------------------------------- */
 
 static int run_sockets(struct om_ctx *ctx, int time_bind)
@@ -507,7 +493,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
      * under 1 MB per process on current systems; the estimate errs on the safe side. */
     limit_memory(ctx, &b, 1 << 20, "assuming 1 MB per process");
     int rc = budget_settle(ctx, &b, "processes");
-    if (rc || (rc = apply_pin(ctx)))
+    if (rc || (rc = om_apply_placement(ctx)))
         return rc;
     long long n = b.n, alive = 0;
     pid_t *pids = alloc_touched((size_t)n, sizeof *pids);
@@ -833,7 +819,7 @@ static int run_thread_create(struct om_ctx *ctx)
     limit_mappings(ctx, &b, 2); /* stack and guard page */
     limit_memory(ctx, &b, 256 << 10, "assuming 256 KB resident per thread");
     int rc = budget_settle(ctx, &b, "threads");
-    if (rc || (rc = apply_pin(ctx)))
+    if (rc || (rc = om_apply_placement(ctx)))
         return rc;
     long long n = b.n, created = 0;
     pthread_t *threads = alloc_touched((size_t)n, sizeof *threads);
@@ -877,9 +863,6 @@ static int run_thread_create(struct om_ctx *ctx)
 #define N_PARAM(def, quick, smoke, what)                                                  \
     {"n", OM_INT, def, quick, smoke, 2, 1000000, NULL,                                    \
      "population to grow to (" what "); capped by the machine's limits"}
-#define PIN_PARAM                                                                         \
-    {"pin", OM_CHOICE, "same", NULL, NULL, 0, 0, "same|none",                             \
-     "same: all processes/threads on one CPU (as on the studies' uniprocessors); none"}
 #define CURVE(metric, x_name, help) {{metric, "ns", "lower", OM_SCATTER, x_name, help}}
 #define PER_DIR_PARAM                                                                     \
     {"per_dir", OM_INT, "100", NULL, NULL, 1, 1000, NULL, "files per directory"}
@@ -894,19 +877,19 @@ const struct om_bench om_family_scale[] = {
      CURVE("bind", "bound sockets", "one bind() to port 0: the kernel picks a free port")},
     {"scale.fork.dynamic", "fork latency as live processes grow (dynamically linked)",
      "VL03; MG05 Fig 1", "quick,full,vl03,mg05", 5.0, run_fork,
-     {N_PARAM("3000", "300", "100", "processes"), PIN_PARAM},
+     {N_PARAM("3000", "300", "100", "processes"), OM_PIN_PARAM},
      CURVE("fork", "processes", "fork() until the parent has read the child's byte")},
     {"scale.fork.static", "fork latency as live processes grow (statically linked)",
      "VL03; MG05 Fig 3", "full,vl03,mg05", 4.0, run_fork,
-     {N_PARAM("3000", "300", "100", "processes"), PIN_PARAM},
+     {N_PARAM("3000", "300", "100", "processes"), OM_PIN_PARAM},
      CURVE("fork", "processes", "fork() until the parent has read the child's byte")},
     {"scale.exit.dynamic", "kill+wait4 latency as live processes shrink (dynamically linked)",
      "VL03 (Oct 23); MG05 Fig 2", "quick,full,vl03,mg05", 4.0, run_exit,
-     {N_PARAM("3000", "300", "100", "processes"), PIN_PARAM},
+     {N_PARAM("3000", "300", "100", "processes"), OM_PIN_PARAM},
      CURVE("exit", "processes", "kill(SIGTERM) and wait4() of one child")},
     {"scale.exit.static", "kill+wait4 latency as live processes shrink (statically linked)",
      "MG05 Fig 4", "full,vl03,mg05", 3.0, run_exit,
-     {N_PARAM("3000", "300", "100", "processes"), PIN_PARAM},
+     {N_PARAM("3000", "300", "100", "processes"), OM_PIN_PARAM},
      CURVE("exit", "processes", "kill(SIGTERM) and wait4() of one child")},
     {"scale.mmap", "mmap() of one 4 KB window of a 200 MB file as mappings grow",
      "VL03; MG05 Fig 5", "quick,full,vl03,mg05", 2.0, run_mmap,
@@ -930,7 +913,7 @@ const struct om_bench om_family_scale[] = {
      CURVE("touch", "files", "first read of a mapped small file: the page fault")},
     {"thread.create", "pthread_create() latency as live threads grow", "MG05 Fig 9",
      "quick,full,mg05", 1.0, run_thread_create,
-     {N_PARAM("1000", "200", "100", "threads"), PIN_PARAM},
+     {N_PARAM("1000", "200", "100", "threads"), OM_PIN_PARAM},
      CURVE("create", "threads", "one pthread_create() with default attributes")},
     {0},
 };
