@@ -356,11 +356,14 @@ def summarize_scatter(samples, x_name=None, unit="ns"):
     reps = {rep: classify(pts) for rep, pts in sorted(by_rep.items())}
     disagreements = []
     valid = {r: c for r, c in reps.items() if c["class"] != INSUFFICIENT}
-    classes = {c["class"] for c in valid.values()}
-    if len(classes) > 1:
+    ids = list(valid)
+    # Different classes count when the slopes behind them differ beyond the noise too;
+    # otherwise two curves merely fell on either side of a threshold.
+    if any(valid[a]["class"] != valid[b]["class"] and
+           _differ(valid[a], valid[b], "slope_per_object", "slope_se", 0.0)
+           for i, a in enumerate(ids) for b in ids[i + 1:]):
         disagreements.append("repetitions differ in class: " + ", ".join(
             "rep %s %s" % (r, c["class"]) for r, c in valid.items()))
-    ids = list(valid)
     for i, ra in enumerate(ids):
         for rb in ids[i + 1:]:
             a, b = valid[ra], valid[rb]
