@@ -178,6 +178,13 @@ def classify(points, detect_bands=True):
     if cls != CONSTANT:
         result["fit"] = {"measure": "R^2 of bin medians",
                          "value": round(r2.get(cls, r2[LINEAR]), 6)}
+    # The fitted curve as a polyline through the bins, for plots.
+    if cls == CONSTANT:
+        result["fit_points"] = [[x_min, level], [x_max, level]]
+    else:
+        model = fits[best] if cls != DECREASING else lin
+        f = _MODELS[best] if cls != DECREASING else _MODELS[LINEAR]
+        result["fit_points"] = [[x, model["a"] + model["b"] * f(x)] for x in xs]
 
     # Outliers are kept and counted, never dropped.
     outliers = 0
@@ -389,6 +396,7 @@ def summarize_scatter(samples, x_name=None, unit="ns"):
     out = {
         "class": overall["class"],
         "description": describe(overall, x_name, unit),
+        "fit_points": overall.get("fit_points"),   # the fitted curve, for plots
         "all": overall,
         "reps": {str(r): dict(c, description=describe(c, x_name, unit)) for r, c in reps.items()},
         "agree": not disagreements,

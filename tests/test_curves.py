@@ -29,6 +29,9 @@ def test_linear_slope_is_recovered():
     assert c["class"] == "O(n)"
     assert c["cost"] == pytest.approx(38, rel=0.05)
     assert c["fit"]["value"] > 0.95 and c["fit"]["measure"].startswith("R^2")
+    # The fitted polyline runs from about 1000 to about 1000 + 38 * 3000.
+    assert c["fit_points"][0][1] == pytest.approx(1000 + 38 * c["fit_points"][0][0], rel=0.05)
+    assert c["fit_points"][-1][1] == pytest.approx(1000 + 38 * c["fit_points"][-1][0], rel=0.05)
     assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", curves.describe(c, "processes"))
 
 
@@ -138,6 +141,7 @@ def test_summary_of_agreeing_repetitions():
     assert s["class"] == "O(n)"
     assert re.fullmatch(r"O\(n\), \+3[789](\.\d)? ns per process", s["description"]), s["description"]
     assert s["agree"] and not s["disagreements"]
+    assert s["fit_points"] == s["all"]["fit_points"]
     assert set(s["reps"]) == {"0", "1", "2", "3", "4"}
     assert all(r["class"] == "O(n)" for r in s["reps"].values())
     json.dumps(s, allow_nan=False)
