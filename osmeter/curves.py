@@ -327,7 +327,8 @@ def describe(c, x_name=None, unit="ns"):
     elif cls == LOG:
         text = "O(log n), +%s per doubling of %s" % (fmt(c["cost"]), x_name or "objects")
     elif cls == WORSE:
-        text = "O(n^2)/worse, +%s per %s at %d" % (fmt(c["cost"]), one, c["x_max"])
+        text = "O(n^2)/worse, +%s per %s at %d (%s at the start, %s at the end)" % (
+            fmt(c["cost"]), one, c["x_max"], fmt(c["start"]), fmt(c["end"]))
     elif cls == DECREASING:
         text = "decreasing, %s per %s" % (fmt(c["cost"]), one)
     else:

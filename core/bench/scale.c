@@ -492,6 +492,8 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     /* Kernel stack, page tables, task structures and the pages a child writes: well
      * under 1 MB per process on current systems; the estimate errs on the safe side. */
     limit_memory(ctx, &b, 1 << 20, "assuming 1 MB per process");
+    /* The harness tracks (and kills on a signal) at most 65536 children. */
+    budget_cap(&b, 60000, "the harness's table of children");
     int rc = budget_settle(ctx, &b, "processes");
     if (rc || (rc = om_apply_placement(ctx)))
         return rc;
