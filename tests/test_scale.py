@@ -49,8 +49,9 @@ def test_curve_has_one_point_per_operation(smoke, bench):
     assert len(values) == n
     # x is the population when the operation began: 0..n-1 growing, n..1 shrinking.
     assert xs == (list(range(n)) if direction > 0 else list(range(n, 0, -1)))
-    # Single system calls, page faults, forks: more than a few ns, less than 50 ms each.
-    assert all(10 < v < 50e6 for v in values), (min(values), max(values))
+    # Single system calls, page faults, forks: more than a few ns, less than a second each
+    # (even on a machine as overloaded as a shared one can be).
+    assert all(10 < v < 1e9 for v in values), (min(values), max(values))
     assert "cycle_counter" in inv.notes and "timer_pair_overhead_ns" in inv.notes
     assert inv.notes["between_operations_ns"].startswith("first tenth ")
     assert inv.notes.get("limit"), "the limits read before growing are recorded"
