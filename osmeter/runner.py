@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, monitor, stats, sysinfo
+from . import __version__, core, curves, families, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -283,15 +283,9 @@ def merge_notes(per_rep: list[dict]) -> dict:
 
 def derive(run: Run) -> None:
     """Curve classification of scatters, then each family's own analysis."""
-    try:
-        from . import curves
-    except ImportError:
-        curves = None
-    if curves is not None:
-        for r in run.results:
-            if r.shape == "scatter" and r.status == "ok" and r.samples:
-                r.extra["curve"] = curves.summarize_scatter(r.samples)
-    from . import families
+    for r in run.results:
+        if r.shape == "scatter" and r.status == "ok" and r.samples:
+            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
     for mod_info in pkgutil.iter_modules(families.__path__):
         mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
         fn = getattr(mod, "derive", None)
