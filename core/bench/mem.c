@@ -623,7 +623,10 @@ static int run_latency(struct om_ctx *ctx)
             break;
         }
         struct chase ch = {(void **)buf};
-        chase_loads(&ch, elements); /* warm-up: one lap brings the chain into the caches */
+        /* Warm-up: a lap brings a chain that fits into the caches; beyond the last-level
+         * cache, as many loads as it has lines reach the steady state of misses. */
+        size_t llc_lines = (size_t)(c.llc / stride);
+        chase_loads(&ch, elements < llc_lines ? elements : llc_lines);
         uint64_t loads = om_calibrate(ctx, chase_loads, &ch, batch_ms);
         for (long long s = 0; s < samples; s++) {
             double ns = om_time_batch(chase_loads, &ch, loads);
@@ -827,31 +830,32 @@ static int run_cache_read_mmap(struct om_ctx *ctx) { return run_file_read(ctx, m
 
 const struct om_bench om_family_mem[] = {
     {"mem.read", "read bandwidth: sum 8-byte words, 16 bytes per iteration, byte tail",
-     "LB96 §6.1 Fig 2; CC06 T2", "quick,full,lb96,cc06", 3.0, run_read,
+     "LB96 §6.1 Fig 2; CC06 T2", "quick,full,lb96,cc06", 2.0, run_read,
      {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes read")},
     {"mem.write", "write bandwidth: store 8-byte words, 16 bytes per iteration, byte tail",
-     "LB96 §6.2 Fig 4; CC06 T2", "quick,full,lb96,cc06", 3.0, run_write,
+     "LB96 §6.2 Fig 4; CC06 T2", "quick,full,lb96,cc06", 2.0, run_write,
      {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes written")},
     {"mem.write_prefetch", "write loop that prefetches each line 512 bytes ahead",
-     "LB96 §6.2 Fig 5", "quick,full,lb96", 3.0, run_write_prefetch,
+     "LB96 §6.2 Fig 5", "quick,full,lb96", 2.0, run_write_prefetch,
      {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes written")},
     {"mem.write_nt", "write loop with non-temporal (streaming) stores, x86-64 only",
-     "osmeter", "full", 3.0, run_write_nt, {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes written")},
+     "osmeter", "full", 3.5, run_write_nt, {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes written")},
     {"mem.copy", "copy loop: 8-byte words, 16 bytes per iteration, byte tail",
-     "LB96 §6.3 Fig 7", "quick,full,lb96", 3.0, run_copy, {SWEEP_PARAMS}, COPY_METRIC},
+     "LB96 §6.3 Fig 7", "quick,full,lb96", 2.0, run_copy, {SWEEP_PARAMS}, COPY_METRIC},
     {"mem.copy_prefetch", "copy loop that prefetches source and destination 512 bytes ahead",
-     "LB96 §6.3 Fig 8", "quick,full,lb96", 3.0, run_copy_prefetch, {SWEEP_PARAMS},
+     "LB96 §6.3 Fig 8", "quick,full,lb96", 2.0, run_copy_prefetch, {SWEEP_PARAMS},
      COPY_METRIC},
     {"mem.copy_nt", "copy loop with non-temporal (streaming) stores, x86-64 only",
-     "osmeter", "full", 3.0, run_copy_nt, {SWEEP_PARAMS}, COPY_METRIC},
+     "osmeter", "full", 3.5, run_copy_nt, {SWEEP_PARAMS}, COPY_METRIC},
     {"mem.memcpy", "the C library's memcpy between two buffers", "LB96 §6.3 Fig 6",
-     "quick,full,lb96", 3.0, run_memcpy, {SWEEP_PARAMS}, COPY_METRIC},
-    {"mem.memmove", "the C library's memmove, destination 64 bytes above an overlapping source",
-     "osmeter", "full", 3.0, run_memmove, {SWEEP_PARAMS}, COPY_METRIC},
+     "quick,full,lb96", 2.0, run_memcpy, {SWEEP_PARAMS}, COPY_METRIC},
+    {"mem.memmove", "the C library's memmove within one buffer, destination 64 bytes above "
+     "the source (overlapping: the backward path)",
+     "osmeter", "full", 2.0, run_memmove, {SWEEP_PARAMS}, COPY_METRIC},
     {"mem.memset", "the C library's memset", "LB96 §6.2 Fig 3", "quick,full,lb96", 3.0,
      run_memset, {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes set")},
     {"mem.bcopy", "library bcopy of blocks that fit in the cache and of blocks that don't",
-     "O90 §7 T5", "quick,full,o90", 1.5, run_bcopy,
+     "O90 §7 T5", "quick,full,o90", 1.0, run_bcopy,
      {{"cached_size", OM_STR, "auto", NULL, "4k", 0, 0, NULL,
        "block size that fits in the cache; auto = L1d/4 (source + destination = half L1d)"},
       {"uncached_size", OM_STR, "auto", NULL, "1m", 0, 0, NULL,
@@ -864,7 +868,7 @@ const struct om_bench om_family_mem[] = {
       {"uncached", "MB/s", "higher", OM_POINT, NULL,
        "bcopy of blocks 4 x LLC, MB/s (1 MB = 10^6 bytes, bytes copied)"}}},
     {"mem.latency", "load latency: dependent pointer chase in random order over a buffer",
-     "lmbench lat_mem_rd", "quick,full", 4.0, run_latency,
+     "lmbench lat_mem_rd", "quick,full", 3.0, run_latency,
      {SIZES_PARAM,
       {"stride", OM_INT, "64", NULL, NULL, 8, 4096, NULL,
        "bytes between pointers (one per cache line)"},
@@ -873,7 +877,7 @@ const struct om_bench om_family_mem[] = {
        "minimum duration of one timed batch of loads (calibrated), ms"}},
      {{"latency", "ns", "lower", OM_SWEEP, "buffer_bytes", "time per dependent load, ns"}}},
     {"fs.cache_read", "read() a page-cached file in blocks into one reused buffer",
-     "O90 §8 T6", "quick,full,o90", 3.0, run_cache_read,
+     "O90 §8 T6", "quick,full,o90", 2.0, run_cache_read,
      {{"file_size", OM_STR, "auto", NULL, "1m", 0, 0, NULL,
        "file size; auto = 2 x LLC (in the page cache, beyond the CPU caches)"},
       {"blocks", OM_LIST, "512,1k,4k,16k,64k,256k,1m", "4k,16k,64k", "16k", 1, 1LL << 30, NULL,
@@ -882,7 +886,7 @@ const struct om_bench om_family_mem[] = {
      {{"bandwidth", "MB/s", "higher", OM_SWEEP, "block_bytes",
        "file bytes read per second, MB/s (1 MB = 10^6 bytes)"}}},
     {"fs.cache_read_mmap", "mmap() a page-cached file a block at a time, read every word, munmap",
-     "osmeter (O90 T6 via mmap)", "quick,full", 3.0, run_cache_read_mmap,
+     "osmeter (O90 T6 via mmap)", "quick,full", 2.5, run_cache_read_mmap,
      {{"file_size", OM_STR, "auto", NULL, "1m", 0, 0, NULL,
        "file size; auto = 2 x LLC (in the page cache, beyond the CPU caches)"},
       {"blocks", OM_LIST, "4k,16k,64k,256k,1m,4m", "16k,1m", "16k", 1, 1LL << 30, NULL,
