@@ -179,24 +179,24 @@ def label_plateaus(plateaus: list[dict], caches: list[dict], buffers: int = 1) -
     to the break.  `buffers` is how many buffers of the swept size the benchmark touches,
     so that a copy's plateau is matched by its footprint, not by its x.
 
-    A plateau is named after the size range (0, L1], (L1, L2], ..., (LLC, inf) that holds
-    most of its extent (on a log scale), except that the last plateau of a curve that
-    goes well past the last-level cache is memory.  The names are a reading aid; the
-    break sizes next to the reported cache sizes are the finding."""
-    bounds = [0.0] + [float(c["size"]) for c in caches] + [math.inf]
+    A plateau is named after the size range (0, L1], (L1, L2], ..., (LLC, inf) in which
+    its inner half lies (on a log scale), "L1-L2" when that half straddles two; the last
+    plateau of a curve that goes well past the last-level cache is memory.  The names
+    are a reading aid; the break sizes next to the reported cache sizes are the finding.
+    """
+    bounds = [float(c["size"]) for c in caches]
     names = ["L%d" % c["level"] for c in caches] + ["memory"]
+    where = lambda fp: names[sum(fp > b for b in bounds)]  # noqa: E731
     for i, p in enumerate(plateaus):
         lo, hi = p["first_x"] * buffers, p["last_x"] * buffers
         p["footprint_bytes"] = [lo, hi]
         if not caches:
             p["label"] = None
-        elif i == len(plateaus) - 1 and hi >= 2 * bounds[-2]:
+        elif i == len(plateaus) - 1 and hi >= 2 * bounds[-1]:
             p["label"] = "memory"
         else:
-            def share(k):  # how much of [lo, hi] lies in range k, on a log scale
-                a, b = max(lo, bounds[k]), min(hi, bounds[k + 1])
-                return math.log(b / a) if b > a else 0.0
-            p["label"] = names[max(range(len(names)), key=share)]
+            a, b = where(lo ** 0.75 * hi ** 0.25), where(lo ** 0.25 * hi ** 0.75)
+            p["label"] = a if a == b else "%s-%s" % (a, b)
         if p["break_x"] is not None and caches:
             fp = p["break_x"] * buffers
             near = min(caches, key=lambda c: abs(math.log(fp / c["size"])))
