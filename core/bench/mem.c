@@ -868,7 +868,8 @@ const struct om_bench om_family_mem[] = {
        "bcopy of blocks that fit in L1d, MB/s (1 MB = 10^6 bytes, bytes copied)"},
       {"uncached", "MB/s", "higher", OM_POINT, NULL,
        "bcopy of blocks 4 x LLC, MB/s (1 MB = 10^6 bytes, bytes copied)"}}},
-    {"mem.latency", "load latency: dependent pointer chase in random order over a buffer",
+    {"mem.latency", "load latency: dependent pointer chase in random order over a buffer "
+     "(auto sizes without the odd ones)",
      "lmbench lat_mem_rd", "quick,full", 3.0, run_latency,
      {SIZES_PARAM,
       {"stride", OM_INT, "64", NULL, NULL, 8, 4096, NULL,
