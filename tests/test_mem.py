@@ -212,6 +212,21 @@ def test_latency_rises_in_steps():
     check_staircase(plateaus, levels=ns, tol=0.001)
 
 
+@pytest.mark.parametrize("grid", ["pow2", "levels"])
+def test_sparse_grids(grid):
+    # The quick suite's powers of two, and two sizes per level: no points on the steps.
+    xs = ([512 << i for i in range(19)] if grid == "pow2" else
+          [4 << 10, 8 << 10, 128 << 10, 256 << 10, 4 << 20, 8 << 20, 64 << 20, 128 << 20])
+    rng = random.Random(3)
+    for trial in range(10):
+        ys = [staircase(x) * math.exp(rng.gauss(0, 0.02)) for x in xs]
+        plateaus = mem.find_plateaus(xs, ys)
+        mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}))
+        assert [p["label"] for p in plateaus] == ["L1", "L2", "L3", "memory"], plateaus
+        for p, want in zip(plateaus, LEVELS):
+            assert abs(p["value"] / want - 1) < 0.06, (p["value"], want)
+
+
 def test_flat_curve_is_one_plateau_and_short_curve_none():
     rng = random.Random(1)
     xs = sizes()
@@ -262,3 +277,20 @@ def test_caches_fall_back_to_sys(tmp_path):
         {"level": 1, "type": "Data", "size": 48 << 10},
         {"level": 1, "type": "Instruction", "size": 32 << 10},
         {"level": 2, "type": "Unified", "size": 2 << 20}]
+
+
+def test_derive_on_a_measured_latency_curve(smoke):
+    inv = smoke("mem.latency", sizes="pow2")
+    results = []
+    for x in sorted({x for _, x, _ in inv.samples}):
+        vals = inv.values("latency", x)
+        results.append(Result(bench="mem.latency", metric="latency", unit="ns",
+                              better="lower", shape="sweep", x=x, x_name="buffer_bytes",
+                              samples=[Sample(0, x, v) for v in vals],
+                              summary={"median": statistics.median(vals)}))
+    derived = mem.derive("mem.latency", results, {})  # caches from /sys here
+    assert len(derived) >= 2, [r.extra for r in results]
+    assert derived[0].metric.startswith("latency.plateau.L1")
+    assert derived[-1].metric == "latency.plateau.memory"
+    assert derived[-1].summary["median"] > 10 * derived[0].summary["median"]
+    assert all("plateau" in r.extra for r in results)

@@ -24,7 +24,7 @@ from osmeter.model import Result
 
 SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
-PENALTY = 6.0  # per segment, in units of noise variance x log(points)
+PENALTY = 5.0  # per segment, in units of noise variance x log(points)
 
 # Benchmarks whose footprint is two buffers of the swept size (source and destination).
 TWO_BUFFERS = {"mem.copy", "mem.copy_prefetch", "mem.copy_nt", "mem.memcpy"}
@@ -68,13 +68,18 @@ def data_caches(sysinfo: dict | None) -> list[dict]:
 # ---- segmentation ---------------------------------------------------------------------
 
 def _noise(z: list[float]) -> float:
-    """Robust standard deviation of one point: the MAD of neighbouring differences
-    (steps are few, so they barely move the median), divided by sqrt(2)."""
+    """Robust standard deviation of one point, from the differences between neighbours
+    (sqrt(2) sigma each): the smaller of two estimates, their median absolute deviation
+    (efficient when steps are few among many points) and their lower quartile in
+    absolute value (0.3186 sigma for a Gaussian; untouched even when every other
+    difference is a step, as on a curve with two sizes per cache level)."""
     d = [b - a for a, b in zip(z, z[1:])]
     if len(d) < 2:
         return 0.0
     med = statistics.median(d)
-    return 1.4826 * statistics.median(abs(x - med) for x in d) / math.sqrt(2)
+    mad = 1.4826 * statistics.median(abs(x - med) for x in d)
+    q1 = sorted(abs(x) for x in d)[(len(d) - 1) // 4] / 0.3186
+    return min(mad, q1) / math.sqrt(2)
 
 
 def _median3(z: list[float]) -> list[float]:
@@ -129,12 +134,15 @@ def find_plateaus(xs, ys, min_points: int = 2, min_step: float = 0.15,
         return []
     lx = [math.log(x) for x, _ in pts]
     raw = [math.log(y) for _, y in pts]
-    sigma = max(_noise(raw), noise_floor)
     z = _median3(raw)
+    sigma = max(_noise(raw), noise_floor)
     runs = _segment(z, penalty=PENALTY * sigma * sigma * math.log(len(z)))
-    # Short runs between two others are points on the way down a step, not plateaus;
-    # at either end of the curve there is no step to be on, so min_points will do.
-    runs = [r for r in runs if r[1] - r[0] >= min_points + (0 < r[0] and r[1] < len(z))]
+    # On a dense curve (steps under a factor of 2) a short run between two others is
+    # points on the way down a step, not a plateau; at either end of the curve there is
+    # no step to be on, and on a sparse one a step leaves no points on the way.
+    dense = statistics.median(b - a for a, b in zip(lx, lx[1:])) < math.log(1.9)
+    runs = [r for r in runs
+            if r[1] - r[0] >= min_points + (dense and 0 < r[0] and r[1] < len(z))]
     level = lambda r: statistics.median(z[r[0]:r[1]])  # noqa: E731
     # Neighbours at (nearly) the same level are one plateau cut by noise or an outlier.
     step = math.log1p(min_step)
