@@ -20,7 +20,8 @@ import math
 import statistics
 from pathlib import Path
 
-from osmeter.model import Result
+from osmeter import stats
+from osmeter.model import Result, Sample
 
 SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -260,17 +261,33 @@ def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
             continue
         first = points[0]
         for q in plateaus:
-            extra = {k: v for k, v in q.items() if k not in ("value", "min", "max", "n")}
+            extra = {k: v for k, v in q.items() if k not in ("min", "max", "n")}
+            extra["level_of_point_medians"] = extra.pop("value")
             extra["caches"] = caches
             extra["buffers"] = buffers
+            samples = _plateau_samples([p for p in points if p.x in q["xs"]])
+            summary = stats.summarize(samples)
             derived.append(Result(
                 bench=bench_id, metric="%s.plateau.%s" % (metric, q["label"] or "?"),
                 unit=first.unit, better=first.better, shape="derived",
-                params=dict(first.params),
-                summary={"n": q["n"], "median": q["value"], "min": q["min"],
-                         "max": q["max"]},
-                extra=extra))
+                params=dict(first.params), samples=samples, summary=summary,
+                warnings=stats.reliability_warnings(summary), extra=extra))
     return derived
+
+
+def _plateau_samples(points: list[Result]) -> list[Sample]:
+    """The plateau's level in each repetition (the median over its sizes of that
+    repetition's median), so that its interval shows what another run would see."""
+    by_rep: dict[int, list[float]] = {}
+    for p in points:
+        per_rep: dict[int, list[float]] = {}
+        for s in p.samples:
+            per_rep.setdefault(s.rep, []).append(s.value)
+        for rep, vals in per_rep.items():
+            by_rep.setdefault(rep, []).append(statistics.median(vals))
+    if not by_rep:  # summaries without samples: one value per size
+        return [Sample(0, None, _centre(p)) for p in points]
+    return [Sample(rep, None, statistics.median(v)) for rep, v in sorted(by_rep.items())]
 
 
 def describe(plateaus: list[dict], unit: str) -> str:
