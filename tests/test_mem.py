@@ -294,3 +294,15 @@ def test_derive_on_a_measured_latency_curve(smoke):
     assert derived[-1].metric == "latency.plateau.memory"
     assert derived[-1].summary["median"] > 10 * derived[0].summary["median"]
     assert all("plateau" in r.extra for r in results)
+
+
+def test_memory_limit_is_a_skip_not_a_crash(tmp_path):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (200 << 20, 200 << 20))
+    out = subprocess.run([str(core.core_path()), "run", "mem.copy", "sizes=128m"],
+                         env=dict(os.environ, OSMETER_SCRATCH=str(tmp_path)),
+                         preexec_fn=limit, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert '"type":"skip"' in out.stdout and "cannot allocate" in out.stdout

@@ -239,17 +239,30 @@ static int resolve_sizes(struct om_ctx *ctx, const struct caches *c, int with_od
 /* ---- buffers ------------------------------------------------------------------------ */
 
 /* A buffer whose pages are all present and hold non-zero data, so that no page fault or
- * shared zero page is ever timed.  Freed by the caller with free(). */
-static char *alloc_buffer(struct om_ctx *ctx, size_t size)
+ * shared zero page is ever timed.  Returns OM_OK with *out to free(), or the result of
+ * om_skip() when memory or a limit (RLIMIT_AS, RLIMIT_DATA) refuses it. */
+static int alloc_buffer(struct om_ctx *ctx, size_t size, char **out)
 {
     void *p = NULL;
     int err = posix_memalign(&p, 4096, size + SLACK);
-    if (err) {
-        om_fail(ctx, "cannot allocate %zu bytes: %s", size + SLACK, strerror(err));
-        return NULL;
-    }
+    if (err)
+        return om_skip(ctx, "cannot allocate %zu bytes: %s (lower the sizes)", size + SLACK,
+                       strerror(err));
     memset(p, 0x5a, size + SLACK);
-    return p;
+    *out = p;
+    return OM_OK;
+}
+
+/* Two buffers of `size`, or one used twice when `two` is 0. */
+static int alloc_pair(struct om_ctx *ctx, size_t size, int two, char **src, char **dst)
+{
+    int rc = alloc_buffer(ctx, size, src);
+    if (rc)
+        return rc;
+    *dst = *src;
+    if (two && (rc = alloc_buffer(ctx, size, dst)))
+        free(*src);
+    return rc;
 }
 
 /* ---- the loops ------------------------------------------------------------------------ */
@@ -463,14 +476,12 @@ static int run_sweep(struct om_ctx *ctx, kernel_fn kernel, int nbuf)
         return OM_BADPARAM;
     long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples");
     size_t cap = (size_t)sizes[n - 1];
-    char *src = alloc_buffer(ctx, cap), *dst = nbuf > 1 ? alloc_buffer(ctx, cap) : src;
-    if (!src || !dst) {
-        free(src);
-        return OM_FAILED;
-    }
+    char *src, *dst;
+    int rc = alloc_pair(ctx, cap, nbuf > 1, &src, &dst);
+    if (rc)
+        return rc;
     om_note(ctx, "method", "each sample times passes over the buffer until >= %lld bytes "
             "have moved, after one untimed batch", total);
-    int rc = OM_OK;
     for (int i = 0; i < n && rc == OM_OK; i++) {
         struct pass_arg a = {kernel, dst, src, (size_t)sizes[i]};
         rc = measure_bandwidth(ctx, "bandwidth", sizes[i], &a, total, samples);
@@ -536,16 +547,14 @@ static int run_bcopy(struct om_ctx *ctx)
     om_note(ctx, "blocks", "cached: %lld bytes, uncached: %lld bytes (L1d %lld, LLC %lld)",
             cached, uncached, c.level[1], c.llc);
     size_t cap = (size_t)(cached > uncached ? cached : uncached);
-    char *src = alloc_buffer(ctx, cap), *dst = alloc_buffer(ctx, cap);
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return OM_FAILED;
-    }
+    char *src, *dst;
+    int rc = alloc_pair(ctx, cap, 1, &src, &dst);
+    if (rc)
+        return rc;
     long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples");
     struct pass_arg hot = {k_bcopy, dst, src, (size_t)cached};
     struct pass_arg cold = {k_bcopy, dst, src, (size_t)uncached};
-    int rc = measure_bandwidth(ctx, "cached", OM_NO_X, &hot, total, samples);
+    rc = measure_bandwidth(ctx, "cached", OM_NO_X, &hot, total, samples);
     if (rc == OM_OK)
         rc = measure_bandwidth(ctx, "uncached", OM_NO_X, &cold, total, samples);
     free(src);
@@ -609,17 +618,17 @@ static int run_latency(struct om_ctx *ctx)
         return OM_BADPARAM;
     long long samples = om_int(ctx, "samples");
     double batch_ms = (double)om_int(ctx, "batch_ms");
-    char *buf = alloc_buffer(ctx, (size_t)sizes[n - 1]);
-    if (!buf)
-        return OM_FAILED;
+    char *buf;
+    int rc = alloc_buffer(ctx, (size_t)sizes[n - 1], &buf);
+    if (rc)
+        return rc;
     om_note(ctx, "method", "one pointer per %lld bytes, linked in random order into one "
             "cycle; batches of dependent loads calibrated to >= %.0f ms", stride, batch_ms);
     uint64_t seed = 0x9e3779b97f4a7c15ULL;
-    int rc = OM_OK;
     for (int i = 0; i < n && rc == OM_OK; i++) {
         size_t elements = (size_t)(sizes[i] / stride);
         if (build_chain(buf, elements, (size_t)stride, &seed)) {
-            rc = om_fail(ctx, "cannot allocate the permutation of %zu elements", elements);
+            rc = om_skip(ctx, "cannot allocate the permutation of %zu elements", elements);
             break;
         }
         struct chase ch = {(void **)buf};
