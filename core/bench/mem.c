@@ -465,7 +465,7 @@ static int measure_bandwidth(struct om_ctx *ctx, const char *metric, long long x
     return OM_OK;
 }
 
-/* nbuf: 1 = source only (read, memmove), 2 = source and destination. */
+/* nbuf: 1 = one buffer (read, write, memset, memmove), 2 = a source and a destination. */
 static int run_sweep(struct om_ctx *ctx, kernel_fn kernel, int nbuf)
 {
     struct caches c;
@@ -493,18 +493,18 @@ static int run_sweep(struct om_ctx *ctx, kernel_fn kernel, int nbuf)
 }
 
 static int run_read(struct om_ctx *ctx) { return run_sweep(ctx, k_read, 1); }
-static int run_write(struct om_ctx *ctx) { return run_sweep(ctx, k_write, 2); }
-static int run_write_prefetch(struct om_ctx *ctx) { return run_sweep(ctx, k_write_prefetch, 2); }
+static int run_write(struct om_ctx *ctx) { return run_sweep(ctx, k_write, 1); }
+static int run_write_prefetch(struct om_ctx *ctx) { return run_sweep(ctx, k_write_prefetch, 1); }
 static int run_copy(struct om_ctx *ctx) { return run_sweep(ctx, k_copy, 2); }
 static int run_copy_prefetch(struct om_ctx *ctx) { return run_sweep(ctx, k_copy_prefetch, 2); }
 static int run_memcpy(struct om_ctx *ctx) { return run_sweep(ctx, k_memcpy, 2); }
 static int run_memmove(struct om_ctx *ctx) { return run_sweep(ctx, k_memmove, 1); }
-static int run_memset(struct om_ctx *ctx) { return run_sweep(ctx, k_memset, 2); }
+static int run_memset(struct om_ctx *ctx) { return run_sweep(ctx, k_memset, 1); }
 
 static int run_write_nt(struct om_ctx *ctx)
 {
 #ifdef HAVE_NT_STORES
-    return run_sweep(ctx, k_write_nt, 2);
+    return run_sweep(ctx, k_write_nt, 1);
 #else
     return om_skip(ctx, "no non-temporal store instruction known for this CPU/compiler");
 #endif
@@ -540,9 +540,11 @@ static int run_bcopy(struct om_ctx *ctx)
     read_caches(ctx, &c);
     long long l1 = c.level[1] ? c.level[1] : 32768;
     long long cached = size_param(ctx, "cached_size", l1 / 4);
+    if (cached < 0)
+        return OM_BADPARAM;
     long long uncached = size_param(ctx, "uncached_size", 4 * c.llc < max_buffer() ? 4 * c.llc
                                                                                     : max_buffer());
-    if (cached < 0 || uncached < 0)
+    if (uncached < 0)
         return OM_BADPARAM;
     om_note(ctx, "blocks", "cached: %lld bytes, uncached: %lld bytes (L1d %lld, LLC %lld)",
             cached, uncached, c.level[1], c.llc);
