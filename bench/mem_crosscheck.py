@@ -21,7 +21,9 @@ meaning 2^30 bytes; its simple format, used here, prints bytes/s, converted to 1
 
 Remaining differences, none of which should move the result by more than a few per
 cent: perf's buffers come from malloc (16 bytes past a page boundary above 128 KB),
-osmeter's are page-aligned; perf's memset stores a different byte on every call,
+osmeter's are page-aligned, so below 128 KB perf's source and destination differ in
+their low 12 address bits where osmeter's are equal (a CPU may then stall a load on an
+earlier store to the same page offset, "4K aliasing"); perf's memset stores a different byte on every call,
 osmeter's the same one; perf's clock has microsecond resolution (each run here lasts
 well over 10 ms); osmeter subtracts the cost of reading its clock (about 25 ns).
 
