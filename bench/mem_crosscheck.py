@@ -15,16 +15,18 @@ here is one process of each tool doing the same thing:
         bytes copied counted once.
 
 The two tools alternate, REPS times per size (so that the load of a shared machine falls
-on both alike), and the medians are compared; each tool's best run is printed too.  perf's human format says GB/sec
-meaning 2^30 bytes; its simple format, used here, prints bytes/s, converted to 10^6.
+on both alike), and the medians are compared; each tool's best run is printed too.
+perf's human format says GB/sec meaning 2^30 bytes; its simple format, used here,
+prints bytes/s, converted here to 10^6 bytes/s.
 
 Remaining differences, none of which should move the result by more than a few per
 cent: perf's buffers come from malloc (16 bytes past a page boundary above 128 KB),
 osmeter's are page-aligned, so below 128 KB perf's source and destination differ in
 their low 12 address bits where osmeter's are equal (a CPU may then stall a load on an
-earlier store to the same page offset, "4K aliasing"); perf's memset stores a different byte on every call,
-osmeter's the same one; perf's clock has microsecond resolution (each run here lasts
-well over 10 ms); osmeter subtracts the cost of reading its clock (about 25 ns).
+earlier store to the same page offset, "4K aliasing"); perf's memset stores a different
+byte on every call, osmeter's the same one; perf's clock has microsecond resolution
+(each run here lasts well over 10 ms); osmeter subtracts the cost of reading its clock
+(about 25 ns).
 
 Usage: python3 bench/mem_crosscheck.py [--reps N] [--perf /usr/bin/perf]
 """
