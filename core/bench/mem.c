@@ -864,7 +864,7 @@ const struct om_bench om_family_mem[] = {
     {"mem.memmove", "the C library's memmove within one buffer, destination 64 bytes above "
      "the source (overlapping: the backward path)",
      "osmeter", "full", 2.0, run_memmove, {SWEEP_PARAMS}, COPY_METRIC},
-    {"mem.memset", "the C library's memset", "LB96 §6.2 Fig 3", "quick,full,lb96", 3.0,
+    {"mem.memset", "the C library's memset", "LB96 §6.2 Fig 3", "quick,full,lb96", 2.0,
      run_memset, {SWEEP_PARAMS}, BANDWIDTH_METRIC("bytes set")},
     {"mem.bcopy", "library bcopy of blocks that fit in the cache and of blocks that don't",
      "O90 §7 T5", "quick,full,o90", 1.0, run_bcopy,
