@@ -75,11 +75,14 @@ def test_latency_grows_beyond_the_caches(smoke):
 
 
 def test_copy_is_not_faster_than_read_in_memory(smoke):
+    # A copy reads as much as a read and writes as much again.  Alternate the two so that
+    # a neighbour's load on a shared machine falls on both; allow noise, not a reversal.
     big = 4 * llc_bytes()
-    read = median(smoke("mem.read", sizes=str(big), samples=3), "bandwidth", big)
-    copy = median(smoke("mem.copy", sizes=str(big), samples=3), "bandwidth", big)
-    # A copy reads as much and writes as much again; allow noise, not a reversal.
-    assert copy < 1.1 * read, (read, copy)
+    read, copy = [], []
+    for _ in range(3):
+        read += smoke("mem.read", sizes=str(big), samples=3).values("bandwidth", big)
+        copy += smoke("mem.copy", sizes=str(big), samples=3).values("bandwidth", big)
+    assert statistics.median(copy) < 1.1 * statistics.median(read), (read, copy)
 
 
 def test_file_cache_read(smoke):
