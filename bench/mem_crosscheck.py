@@ -68,7 +68,7 @@ def osmeter_mb_per_s(routine: str, size: int, loops: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=7, help="alternating runs per size (7)")
+    ap.add_argument("--reps", type=int, default=9, help="alternating runs per size (9)")
     ap.add_argument("--perf", default=shutil.which("perf") or "/usr/bin/perf")
     args = ap.parse_args()
     if not os.access(args.perf, os.X_OK):
