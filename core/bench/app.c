@@ -337,7 +337,7 @@ static int run_avi_play(struct om_ctx *ctx)
 #define RUN_PARAMS(s_def, s_quick, s_smoke, w_def)                                         \
     {"samples", OM_INT, s_def, s_quick, s_smoke, 1, 100000, NULL,                          \
      "timed runs in each repetition (process)"},                                          \
-    {"warmup", OM_INT, w_def, "1", "0", 0, 100, NULL, "untimed runs before the timed ones"}
+    {"warmup", OM_INT, w_def, NULL, "0", 0, 100, NULL, "untimed runs before the timed ones"}
 
 #define PROCESS_METRICS                                                                   \
     {"wall", "ns", "lower", OM_POINT, NULL, "elapsed time from fork to exit"},             \
