@@ -213,27 +213,48 @@ static int run_vim_open(struct om_ctx *ctx)
 
 /* ---- ImageMagick: JPEG -> PNG ----------------------------------------------------- */
 
+static int is_script(const char *path)
+{
+    char head[2] = {0, 0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, 2);
+    close(fd);
+    return n == 2 && head[0] == '#' && head[1] == '!';
+}
+
 /* The real ImageMagick: a `convert` whose -version says so (a stand-in of that name may
- * come first in PATH), else ImageMagick 7's `magick`.  Fills tool with its path. */
+ * come first in PATH), else ImageMagick 7's `magick`.  A binary is preferred to a script
+ * that passes its calls on (that would time the script too).  Fills tool with its path. */
 static int find_imagemagick(char *tool, size_t len, char *stand_in, size_t slen)
 {
     const char *path = getenv("PATH");
-    char out[1024];
+    char out[1024], cand[4096], script[4096] = "";
     stand_in[0] = 0;
     for (const char *p = path ? path : ""; *p;) {
         size_t n = strcspn(p, ":");
-        for (int k = 0; k < 2; k++) {
-            const char *name = k == 0 ? "convert" : "magick";
-            snprintf(tool, len, "%.*s/%s", (int)n, p, name);
-            if (n == 0 || access(tool, X_OK))
+        for (int k = 0; k < 2 && n > 0; k++) {
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, k == 0 ? "convert" : "magick");
+            if (access(cand, X_OK))
                 continue;
-            char *argv[] = {tool, "-version", NULL};
-            if (cmd_capture(argv, out, sizeof out, 30) == 0 && strstr(out, "ImageMagick"))
-                return 0;
-            if (!stand_in[0])
-                snprintf(stand_in, slen, "%s", tool);
+            char *argv[] = {cand, "-version", NULL};
+            if (cmd_capture(argv, out, sizeof out, 30) == 0 && strstr(out, "ImageMagick")) {
+                if (!is_script(cand)) {
+                    snprintf(tool, len, "%s", cand);
+                    return 0;
+                }
+                if (!script[0])
+                    snprintf(script, sizeof script, "%s", cand);
+            } else if (!stand_in[0]) {
+                snprintf(stand_in, slen, "%s", cand);
+            }
         }
         p += n + (p[n] == ':');
+    }
+    if (script[0]) {
+        snprintf(tool, len, "%s", script);
+        return 0;
     }
     return -1;
 }
