@@ -176,3 +176,25 @@ def test_repetition_timeout_covers_every_run_of_a_command():
     catalog = Catalog()
     item = usercmd.command_item("t", ["true"], timeout=100, samples=4, warmup=1)
     assert usercmd.repetition_timeout(catalog, [item], 900) >= 5 * 100
+
+
+def test_terminating_the_core_kills_the_command_and_its_children(tmp_path):
+    import signal
+    import subprocess
+    pidfile = tmp_path / "child.pid"
+    argv = json.dumps(["sh", "-c", "sleep 300 & echo $! > %s; wait" % pidfile])
+    proc = subprocess.Popen([str(core.core_path()), "run", "cmd.run", "argv=" + argv,
+                             "warmup=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert proc.returncode == -signal.SIGTERM
+    assert gone(int(pidfile.read_text())), "the command's child outlived the core"
