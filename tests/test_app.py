@@ -14,6 +14,7 @@ PROGRAMS = {
     "app.start.sh": "sh", "app.start.bash": "bash", "app.start.python3": "python3",
     "app.start.perl": "perl", "app.start.vim": "vim", "app.vim_open": "vim",
     "app.convert.avi_mpeg": "ffmpeg", "app.cpu.avi_play": "ffmpeg",
+    "app.cpu.audio_play": "ffmpeg",
 }
 
 
@@ -85,3 +86,11 @@ def test_a_convert_that_is_not_imagemagick_is_not_timed(tmp_path):
                       env={"PATH": str(tmp_path)})
     assert inv.status == "skipped" and not inv.samples
     assert "ImageMagick not installed" in inv.reason and str(fake) in inv.reason
+
+
+def test_several_audio_players_report_a_cpu_share_per_count():
+    inv = run("app.cpu.audio_play", instances="1,2")
+    for n in (1, 2):
+        vals = inv.values("cpu", n)
+        assert len(vals) == 1 and 0 < vals[0] < 100 * os.cpu_count()
+    assert inv.notes["input"].startswith("1 s of a 440 Hz tone")

@@ -353,6 +353,58 @@ static int run_avi_play(struct om_ctx *ctx)
     return rc;
 }
 
+/* XMMS in the study: N players at once.  Here N real-time-paced ffmpeg decodes of a
+ * generated MPEG audio file (MP2, 192 kbit/s stereo), started together by one shell that
+ * waits for them all, so its rusage holds every decoder's CPU time. */
+static int run_audio_play(struct om_ctx *ctx)
+{
+    char path[4096], audio[4096 + 16], src[128];
+    if (!find("ffmpeg", path, sizeof path))
+        return om_skip(ctx, "ffmpeg not installed");
+    int rc;
+    if ((rc = need_scratch(ctx)))
+        return rc;
+    long long seconds = om_int(ctx, "seconds");
+    om_note(ctx, "program", "%s", path);
+    note_version(ctx, "ffmpeg", "-version");
+    snprintf(audio, sizeof audio, "%s/in.mp2", om_scratch_dir());
+    snprintf(src, sizeof src, "sine=frequency=440:sample_rate=44100:duration=%lld", seconds);
+    char *gen[] = {"ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                   "-f", "lavfi", "-i", src, "-ac", "2", "-c:a", "mp2", "-b:a", "192k",
+                   audio, NULL};
+    if ((rc = generate(ctx, gen, "the audio input")))
+        return rc;
+    om_note(ctx, "input", "%lld s of a 440 Hz tone, MP2 192 kbit/s stereo 44.1 kHz", seconds);
+    long long counts[OM_MAX_LIST];
+    int nc = om_list(ctx, "instances", counts);
+    long long warmup = om_int(ctx, "warmup"), samples = om_int(ctx, "samples");
+    for (int c = 0; c < nc && rc == OM_OK; c++) {
+        /* The count and the file arrive as $1 and $2: no quoting of paths in a script. */
+        static const char script[] =
+            "p=; i=0; while [ $i -lt \"$1\" ]; do i=$((i+1)); ffmpeg -nostdin -loglevel "
+            "error -re -i \"$2\" -f null - & p=\"$p $!\"; done; r=0; "
+            "for x in $p; do wait $x || r=1; done; exit $r";
+        char count[32];
+        snprintf(count, sizeof count, "%lld", counts[c]);
+        char *argv[] = {"/bin/sh", "-c", (char *)script, "sh", count, audio, NULL};
+        struct cmd_spec spec = {argv, NULL, (double)seconds * 4 + 120};
+        char why[512];
+        for (long long i = 0; i < warmup + samples; i++) {
+            struct cmd_result res;
+            if (cmd_run_once(&spec, &res))
+                return om_fail(ctx, "cannot start /bin/sh: %s", strerror(errno));
+            if (!cmd_succeeded(&res)) {
+                cmd_describe_failure(&res, spec.timeout_s, why, sizeof why);
+                return om_fail(ctx, "%lld players: a decoder failed: %s", counts[c], why);
+            }
+            if (i >= warmup && res.wall_ns > 0)
+                om_sample(ctx, "cpu", counts[c], 100.0 * (res.user_ns + res.sys_ns) / res.wall_ns);
+        }
+    }
+    unlink(audio);
+    return rc;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 #define RUN_PARAMS(s_def, s_quick, s_smoke, w_def)                                         \
@@ -402,5 +454,13 @@ const struct om_bench om_family_app[] = {
       {"seconds", OM_INT, "30", "5", "1", 1, 3600, NULL, "length of the video played"}},
      {{"cpu", "%", "lower", OM_POINT, NULL, "(user + system CPU time) / wall time"},
       PROCESS_METRICS}},
+    {"app.cpu.audio_play", "CPU share of 1, 2, 4 audio players at once (real-time-paced "
+     "ffmpeg decodes of an MP2 file; the study ran XMMS)", "CC06 T1 (app.cpu.xmms)",
+     "full,cc06", 100.0, run_audio_play,
+     {RUN_PARAMS("3", "1", "1", "0"),
+      {"instances", OM_LIST, "1,2,4", NULL, "1,2", 1, 64, NULL, "players at once"},
+      {"seconds", OM_INT, "30", "5", "1", 1, 3600, NULL, "length of the audio played"}},
+     {{"cpu", "%", "lower", OM_SWEEP, "instances",
+       "(user + system CPU time of all players) / wall time"}}},
     {0},
 };
