@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, monitor, stats, sysinfo
+from . import __version__, core, curves, families, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -135,7 +135,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     """
     started = dt.datetime.now(dt.timezone.utc)
     build = core.core_version()
+    scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
+    base_info["scratch_filesystem"] = sysinfo.describe_dir(scratch_parent)
     env_before = monitor.before_run()
     runs = []
     for i, variant in enumerate(variants):
@@ -158,7 +160,6 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     progress = Progress(total, opts.progress)
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
-    scratch_parent = tempfile.gettempdir()
     try:
         for rep in range(opts.runs):
             for item in items:
@@ -290,15 +291,9 @@ def merge_notes(per_rep: list[dict]) -> dict:
 
 def derive(run: Run) -> None:
     """Curve classification of scatters, then each family's own analysis."""
-    try:
-        from . import curves
-    except ImportError:
-        curves = None
-    if curves is not None:
-        for r in run.results:
-            if r.shape == "scatter" and r.status == "ok" and r.samples:
-                r.extra["curve"] = curves.summarize_scatter(r.samples)
-    from . import families
+    for r in run.results:
+        if r.shape == "scatter" and r.status == "ok" and r.samples:
+            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
     for mod_info in pkgutil.iter_modules(families.__path__):
         mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
         fn = getattr(mod, "derive", None)
