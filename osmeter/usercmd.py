@@ -109,6 +109,9 @@ def command_item(name: str, command, shell: bool = False, setup: str | None = No
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise CommandError("name %r: use letters, digits and . _ + - (it becomes the "
                            "benchmark id cmd.NAME)" % (name,), "name")
+    if "cmd." + name == CORE_BENCH:
+        raise CommandError("name 'run' is taken by the core benchmark cmd.run; choose another",
+                           "name")
     if isinstance(command, str):
         if not shell:
             raise CommandError("a single string needs shell (it is run by /bin/sh -c); or "
