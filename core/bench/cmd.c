@@ -172,12 +172,15 @@ static int run_fd(const char *path, char *const *argv, int out_fd, double timeou
     /* Wait for the program's end without reaping it yet: while it is a zombie its pid
      * (= the group id) cannot be reused, so killing the group below is safe. */
     siginfo_t si;
+    int wait_errno = 0;
     for (;;) {
         memset(&si, 0, sizeof si);
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
             break;
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            wait_errno = errno;
             break;
+        }
         if (timed_out)
             kill(-pid, SIGKILL);
     }
@@ -189,9 +192,16 @@ static int run_fd(const char *path, char *const *argv, int out_fd, double timeou
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+    pid_t got;
+    while ((got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
         ;
+    if (got < 0 && !wait_errno)
+        wait_errno = errno;
     om_child_untrack(pid);
+    if (wait_errno) { /* never report a run whose end we did not see */
+        errno = wait_errno;
+        return -1;
+    }
     res->timed_out = timed_out;
     res->status = status;
     res->wall_ns = (double)(t1 - t0);
