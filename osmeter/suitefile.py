@@ -5,7 +5,7 @@ examples/suite.toml is an example.
     [suite]                      # optional
     label = "nightly"            # default --label
     runs = 5                     # default --runs
-    preset = "default"           # parameter sizes of [[bench]] entries: default|quick|smoke
+    preset = "default"           # sizes (and commands' samples/warmup): default|quick|smoke
 
     [[bench]]
     id = "ctx.pipe_ring"         # an id, a glob ('ub.*') or a family ('syscall')
@@ -185,7 +185,7 @@ def load(path: str, catalog: Catalog, smoke: bool = False) -> SuiteFile:
         for item in _bench_items(loc, catalog, i, entry, "smoke" if smoke else preset):
             _add(loc, out, seen, item, "bench", i)
     for i, entry in enumerate(doc.get("command", [])):
-        item = _command_item(loc, i, entry, "smoke" if smoke else "default")
+        item = _command_item(loc, i, entry, "smoke" if smoke else preset)
         _add(loc, out, seen, item, "command", i)
     if not out.items:
         raise SuiteFileError("%s: names no benchmark (add [[bench]] or [[command]] entries)"

@@ -66,7 +66,7 @@ def test_a_valid_file_becomes_a_plan(tmp_path, catalog):
     assert json.loads(hello.params["argv"]) == ["echo", "hello world"]
     assert hello.params["shell"] == "no" and hello.params["samples"] == "3"
     assert hello.params["timeout_s"] == "30" and hello.params["warmup"] == "0"
-    assert piped.params["shell"] == "yes"
+    assert piped.params["shell"] == "yes" and piped.preset == "quick"   # default samples 5
     assert json.loads(piped.params["argv"]) == ["echo a | wc -c"]
 
 
