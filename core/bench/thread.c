@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -960,6 +961,48 @@ static int run_rwlock(struct om_ctx *ctx)
     return res;
 }
 
+/* ---- every benchmark ends with only the main thread left ------------------------- */
+
+/* Threads of this process now (Linux: /proc/self/task), or -1 where unknown. */
+static long threads_running(void)
+{
+#ifdef __linux__
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    long n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+#else
+    return -1;
+#endif
+}
+
+/* A benchmark that left a thread running has a bug: say so instead of reporting. */
+static int check_threads_left(struct om_ctx *ctx, int res)
+{
+    long n = threads_running();
+    if (n < 0)
+        return res;
+    om_note(ctx, "threads_after", "%ld", n);
+    if (n != 1 && res != OM_BADPARAM)
+        return om_fail(ctx, "%ld threads still running after the benchmark (expected 1)", n);
+    return res;
+}
+
+#define CHECKED(fn)                                                                        \
+    static int fn##_checked(struct om_ctx *ctx) { return check_threads_left(ctx, fn(ctx)); }
+CHECKED(run_lifecycle)
+CHECKED(run_mutex)
+CHECKED(run_condvar)
+CHECKED(run_pingpong)
+CHECKED(run_ctx_pipe)
+CHECKED(run_futex_wake)
+CHECKED(run_mutex_contended)
+CHECKED(run_rwlock)
+
 /* ---- the table ------------------------------------------------------------------ */
 
 #define PIN(def, why)                                                                      \
@@ -969,7 +1012,7 @@ static int run_rwlock(struct om_ctx *ctx)
 
 /* Sun's ping-pong: one entry per experiment of McGarry's Table 3. */
 #define PINGPONG(id, help, games, iters, quick_iters, smoke_games, smoke_iters, stack, est) \
-    {id, help, "MG05 T3", "quick,full,mg05", est, run_pingpong,                            \
+    {id, help, "MG05 T3", "quick,full,mg05", est, run_pingpong_checked,                            \
      {{"games", OM_INT, games, NULL, smoke_games, 1, 2000, NULL,                           \
        "concurrent games (2 player threads each)"},                                        \
       {"iterations", OM_INT, iters, quick_iters, smoke_iters, 1, 100000000, NULL,          \
@@ -996,15 +1039,15 @@ static int run_rwlock(struct om_ctx *ctx)
 
 const struct om_bench om_family_thread[] = {
     {"thread.lifecycle", "create a thread that runs an empty function, and join it",
-     "MG05 T2", "quick,full,mg05", 0.3, run_lifecycle, {OM_BATCH_PARAMS, PIN("same", "")},
+     "MG05 T2", "quick,full,mg05", 0.3, run_lifecycle_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"latency", "ns", "lower", OM_POINT, NULL, "pthread_create + pthread_join"}}},
     {"thread.mutex", "uncontested pthread mutex: lock + unlock, no other thread interested",
-     "MG05 T2", "quick,full,mg05", 0.2, run_mutex, {OM_BATCH_PARAMS},
+     "MG05 T2", "quick,full,mg05", 0.2, run_mutex_checked, {OM_BATCH_PARAMS},
      {{"latency", "ns", "lower", OM_POINT, NULL, "pthread_mutex_lock + pthread_mutex_unlock"}}},
     {"thread.condvar",
      "condition-variable wake-up: workers wait for a variable the master sets and "
      "broadcasts; the woken worker clears it and signals the master",
-     "MG05 T2", "quick,full,mg05", 0.3, run_condvar,
+     "MG05 T2", "quick,full,mg05", 0.3, run_condvar_checked,
      {OM_BATCH_PARAMS,
       {"workers", OM_INT, "10", NULL, NULL, 1, 1000, NULL, "worker threads (plus the master)"},
       PIN("same", "")},
@@ -1021,24 +1064,24 @@ const struct om_bench om_family_thread[] = {
              "32 KB stacks", "500", "100", "100", "500", "5", "32768", 0.7),
     {"thread.ctx.pipe",
      "1-byte token between 2 threads over pipes (thread counterpart of ctx.pipe_pingpong)",
-     "osmeter", "quick,full", 0.2, run_ctx_pipe, {OM_BATCH_PARAMS, PIN("same", "")},
+     "osmeter", "quick,full", 0.2, run_ctx_pipe_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
        "write + read of the token by each thread: two thread switches"}}},
     {"thread.futex.wake",
      "futex ping-pong between 2 threads (Linux): wake-up latency and round trip",
-     "osmeter", "quick,full", 0.3, run_futex_wake, {OM_BATCH_PARAMS, PIN("same", "")},
+     "osmeter", "quick,full", 0.3, run_futex_wake_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
        "FUTEX_WAKE + FUTEX_WAIT each way: two thread switches"},
       {"wake_latency", "ns", "lower", OM_POINT, NULL,
        "from just before FUTEX_WAKE until the woken thread runs (batch mean)"}}},
     {"thread.mutex_contended",
      "pthread mutex shared by 1 .. 2 x cores threads, each incrementing a counter",
-     "osmeter", "quick,full", 1.0, run_mutex_contended, {CONTEND_PARAMS},
+     "osmeter", "quick,full", 1.0, run_mutex_contended_checked, {CONTEND_PARAMS},
      {{"per_op", "ns", "lower", OM_SWEEP, "threads",
        "wall time per lock + unlock, all threads together"}}},
     {"thread.rwlock",
      "pthread reader-writer lock shared by 1 .. 2 x cores threads, mostly readers",
-     "osmeter", "quick,full", 1.0, run_rwlock,
+     "osmeter", "quick,full", 1.0, run_rwlock_checked,
      {CONTEND_PARAMS,
       {"write_every", OM_INT, "10", NULL, NULL, 0, 1000000, NULL,
        "every n-th operation of each thread takes the lock for writing; 0 = readers only"}},
