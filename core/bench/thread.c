@@ -795,6 +795,7 @@ struct contend_shared {
     uint64_t counter;
     long write_every; /* rwlock: every write_every-th operation writes; 0 = never */
     _Atomic int stop;
+    _Atomic long started; /* threads past the gate: the batch is timed from the last one */
     struct gate gate;
     int (*op)(struct contend_shared *s, uint64_t i);
 };
@@ -837,12 +838,13 @@ static void *contender(void *arg)
     if (gate_wait(&s->gate))
         return NULL;
     c->start = om_now_ns();
+    atomic_fetch_add(&s->started, 1);
     uint64_t i = 0;
-    while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+    do { /* at least one operation each, however late this thread was scheduled */
         if ((c->err = s->op(s, i)))
             break;
         i++;
-    }
+    } while (!atomic_load_explicit(&s->stop, memory_order_relaxed));
     c->end = om_now_ns();
     c->ops = i;
     return NULL;
@@ -885,6 +887,7 @@ static int run_contended(struct om_ctx *ctx, struct contend_shared *s, const cha
                 break;
             }
             atomic_store(&s->stop, 0);
+            atomic_store(&s->started, 0);
             for (long i = 0; i < n; i++)
                 c[i] = (struct contender){.s = s};
             long made;
@@ -898,6 +901,9 @@ static int run_contended(struct om_ctx *ctx, struct contend_shared *s, const cha
             if (rc_go)
                 gate_release(&s->gate, 1);
             else {
+                /* On a loaded machine the threads may take a while to leave the gate. */
+                while (atomic_load(&s->started) < n)
+                    sched_yield();
                 struct timespec batch = {batch_ms / 1000, batch_ms % 1000 * 1000000};
                 while (nanosleep(&batch, &batch) && errno == EINTR)
                     ;
