@@ -108,8 +108,8 @@ def main() -> int:
     compare("thread switch over pipes, same CPU: thread.ctx.pipe round_trip vs "
             "perf bench sched pipe -T usecs/op",
             lambda: median_of("thread.ctx.pipe", "round_trip", pin="same"),
-            lambda: tool(["perf", "bench", "sched", "pipe", "-T", "-l", "200000"],
-                         r"([\d.]+) usecs/op", lambda v: float(v) * 1000, cpu=0),
+            lambda: tool(["perf", "bench", "sched", "pipe", "-T", "-l", "20000"],
+                         r"([\d.]+) usecs/op", lambda v: float(v) * 1000, cpu=0, runs=5),
             0.67, 1.5, "both: two threads, one token each way through two pipes")
     compare("uncontested mutex: thread.mutex vs sysbench mutex (1 thread, 1 mutex, no loops)",
             lambda: median_of("thread.mutex", "latency"),
@@ -142,8 +142,8 @@ def main() -> int:
     os.sched_setaffinity(0, everywhere)
     compare("thread switch over pipes, unpinned: thread.ctx.pipe vs perf bench sched pipe -T",
             lambda: median_of("thread.ctx.pipe", "round_trip", pin="none"),
-            lambda: tool(["perf", "bench", "sched", "pipe", "-T", "-l", "200000"],
-                         r"([\d.]+) usecs/op", lambda v: float(v) * 1000),
+            lambda: tool(["perf", "bench", "sched", "pipe", "-T", "-l", "20000"],
+                         r"([\d.]+) usecs/op", lambda v: float(v) * 1000, runs=5),
             0.5, 2.0, "placement is the scheduler's on both sides and varies between runs")
     for n in sorted({2, 2 * cpus}):
         compare("contended mutex, %d threads: thread.mutex_contended per_op vs sysbench mutex "

@@ -161,16 +161,29 @@ def _run_limited(bench, params, limit_as):
     return proc, core.parse_lines(bench, proc.stdout.splitlines())
 
 
-def test_thread_creation_failure_names_the_limit_and_joins_the_rest():
-    # 200 players with 8 MB default stacks cannot fit in 256 MB of address space; the
-    # players already created wait for the serve and must be released and joined.
-    proc, inv = _run_limited("thread.pingpong.e2", {"games": 100, "iterations": 10},
-                             256 * 1024 * 1024)
+@pytest.mark.parametrize("bench,params,wanted", [
+    ("thread.pingpong.e2", {"games": 100, "iterations": 10}, 200),
+    ("thread.condvar", {"workers": 100, "samples": 1, "batch_ms": 1}, 100),
+])
+def test_thread_creation_failure_names_the_limit_and_joins_the_rest(bench, params, wanted):
+    # 100+ threads with 8 MB default stacks cannot fit in 256 MB of address space; the
+    # threads already created wait at their start and must be released and joined.
+    proc, inv = _run_limited(bench, params, 256 * 1024 * 1024)
     assert inv.status == "skipped", (inv.status, inv.reason, proc.stderr)
-    assert "RLIMIT_AS" in inv.reason and "cannot create 200 threads" in inv.reason
+    assert "RLIMIT_AS" in inv.reason and "cannot create %d threads" % wanted in inv.reason
     assert not inv.samples
     assert_all_joined(inv)
     assert proc.returncode == 0
+
+
+def test_a_limit_ends_a_contended_sweep_with_the_points_measured_so_far():
+    proc, inv = _run_limited("thread.rwlock", {"max_threads": 100, "samples": 1,
+                                               "batch_ms": 1}, 256 * 1024 * 1024)
+    assert inv.status == "ok", (inv.reason, proc.stderr)
+    assert "RLIMIT_AS" in inv.notes["limit"] and "cannot create" in inv.notes["limit"]
+    xs = sorted({x for _, x, _ in inv.samples})
+    assert xs[:4] == [1, 2, 3, 4] and xs[-1] < 100
+    assert_all_joined(inv)
 
 
 def test_stack_below_the_minimum_is_a_clear_skip(smoke):
