@@ -12,8 +12,8 @@
  * abort can always release and join the ones already made.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -315,7 +315,7 @@ struct condvar_shared {
 
 static void *condvar_worker(void *arg)
 {
-    struct condvar_shared *s = *(struct condvar_shared **)arg;
+    struct condvar_shared *s = arg;
     if (gate_wait(&s->gate))
         return NULL;
     int rc = pthread_mutex_lock(&s->m);
@@ -376,19 +376,12 @@ static int run_condvar(struct om_ctx *ctx)
         (rc = pthread_cond_init(&s.master_cv, NULL)) || (rc = gate_init(&s.gate)))
         return om_fail(ctx, "initialising mutex/condition variables: %s", strerror(rc));
     pthread_t *threads = calloc((size_t)workers, sizeof *threads);
-    struct condvar_shared **args = calloc((size_t)workers, sizeof *args);
-    if (!threads || !args) {
-        free(threads);
-        free(args);
+    if (!threads)
         return om_fail(ctx, "out of memory");
-    }
-    for (long i = 0; i < workers; i++)
-        args[i] = &s;
-    long made;
-    if ((rc = create_all(threads, workers, NULL, condvar_worker, args, sizeof *args, gate_abort,
-                         &s.gate, &made))) {
+    long made; /* every worker gets &s: an argument stride of 0 */
+    if ((rc = create_all(threads, workers, NULL, condvar_worker, &s, 0, gate_abort, &s.gate,
+                         &made))) {
         free(threads);
-        free(args);
         return create_failed(ctx, rc, made, workers);
     }
     om_note(ctx, "threads", "%ld workers + 1 master", workers);
@@ -406,7 +399,10 @@ static int run_condvar(struct om_ctx *ctx)
     gate_release(&s.gate, 1);
     rc = join_all(threads, workers);
     free(threads);
-    free(args);
+    gate_destroy(&s.gate);
+    pthread_cond_destroy(&s.master_cv);
+    pthread_cond_destroy(&s.work_cv);
+    pthread_mutex_destroy(&s.m);
     if (res == OM_OK && rc)
         return om_fail(ctx, "pthread_join: %s", strerror(rc));
     return res;
