@@ -32,28 +32,8 @@
 #include "../harness.h"
 
 /* ---- shared machinery ----------------------------------------------------------- */
-
-/* Placement (the `pin` parameter): "same" puts the calling thread -- and so every
- * thread it creates afterwards, which inherits its affinity -- on the CPU it is on. */
-static int apply_pin(struct om_ctx *ctx)
-{
-    if (strcmp(om_str(ctx, "pin"), "same") != 0) {
-        om_note(ctx, "placement", "none: the scheduler places each thread (%d CPUs online)",
-                om_ncpus());
-        return OM_OK;
-    }
-    int cpu = 0;
-#ifdef __linux__
-    cpu = sched_getcpu();
-    if (cpu < 0)
-        cpu = 0;
-#endif
-    if (om_pin_cpu(cpu) != 0)
-        return om_skip(ctx, "pin=same: cannot pin threads to one CPU here (%s); use pin=none",
-                       strerror(errno));
-    om_note(ctx, "placement", "same: every thread on CPU %d", cpu);
-    return OM_OK;
-}
+/* Placement: om_apply_placement() pins the calling thread for pin=same, and every thread
+ * created afterwards inherits that affinity, so all of a benchmark's threads share the CPU. */
 
 /* pthread_create's resource errors: a limit of this system, not a bug. */
 static int is_limit(int rc) { return rc == EAGAIN || rc == ENOMEM; }
@@ -241,7 +221,7 @@ static uint64_t loop_lifecycle(void *arg, uint64_t n)
 
 static int run_lifecycle(struct om_ctx *ctx)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     struct lifecycle_arg a = {0};
@@ -367,7 +347,7 @@ static uint64_t loop_condvar(void *arg, uint64_t n)
 
 static int run_condvar(struct om_ctx *ctx)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     long workers = om_int(ctx, "workers");
@@ -532,7 +512,7 @@ static int play_games(struct om_ctx *ctx, struct games *gs, struct player *p,
 
 static int run_pingpong(struct om_ctx *ctx)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     long games = om_int(ctx, "games"), iterations = om_int(ctx, "iterations");
@@ -639,7 +619,7 @@ static uint64_t loop_pipe(void *arg, uint64_t n)
 
 static int run_ctx_pipe(struct om_ctx *ctx)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     struct pipe_pair pp = {.err = 0};
@@ -742,7 +722,7 @@ static uint64_t loop_futex(void *arg, uint64_t n)
 
 static int run_futex_wake(struct om_ctx *ctx)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     om_cycles_init(ctx);
@@ -870,7 +850,7 @@ static int thread_counts(long max, long *out)
 
 static int run_contended(struct om_ctx *ctx, struct contend_shared *s, const char *what)
 {
-    int rc = apply_pin(ctx);
+    int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
     long max = om_int(ctx, "max_threads");
