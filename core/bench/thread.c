@@ -782,7 +782,7 @@ struct contend_shared {
     uint64_t counter;
     long write_every; /* rwlock: every write_every-th operation writes; 0 = never */
     _Atomic int stop;
-    _Atomic long started; /* threads past the gate: the batch is timed from the last one */
+    _Atomic long started; /* threads past the gate; the batch_ms sleep waits for all */
     struct gate gate;
     int (*op)(struct contend_shared *s, uint64_t i);
 };
