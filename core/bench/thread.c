@@ -402,7 +402,7 @@ struct game {
     pthread_cond_t cv;
     int turn; /* -1 before the serve, then the side whose turn it is */
     int abort, err;
-    long iterations;
+    long iterations, handoffs; /* handoffs: counted, and checked against 2 x iterations */
 };
 
 struct player {
@@ -421,6 +421,7 @@ static void *player(void *arg)
         if (rc || g->abort)
             break;
         g->turn = !p->side;
+        g->handoffs++;
         /* Signal after unlocking, so the partner does not wake only to block on the mutex
          * (that would be two context switches per hand-off instead of one). */
         if ((rc = pthread_mutex_unlock(&g->m)))
@@ -499,6 +500,10 @@ static int play_games(struct om_ctx *ctx, struct games *gs, struct player *p,
         err = gs->g[i].err ? gs->g[i].err : gs->g[i].abort ? EPROTO : 0;
     if (err)
         return om_fail(ctx, "ping-pong game: %s", strerror(err));
+    for (long i = 0; i < gs->n; i++)
+        if (gs->g[i].handoffs != 2 * iterations)
+            return om_fail(ctx, "ping-pong game %ld made %ld hand-offs, not %ld", i,
+                           gs->g[i].handoffs, 2 * iterations);
     double handoffs = 2.0 * (double)iterations * (double)gs->n;
     if (sw0 >= 0 && sw1 >= 0)
         om_note(ctx, "context_switches", "%ld during the games (getrusage), %.2f per hand-off",
