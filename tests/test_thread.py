@@ -105,8 +105,9 @@ def test_pingpong_unpinned(smoke):
 
 def test_thread_switch_over_pipes(smoke):
     inv = smoke("thread.ctx.pipe", samples=3)
-    trips = inv.values("round_trip")
+    trips, switches = inv.values("round_trip"), inv.values("per_switch")
     assert len(trips) == 3 and positive(trips)
+    assert switches == [t / 2 for t in trips]
     assert all(v < 10_000_000 for v in trips)  # a round trip, not a timeout
     assert "pinned to CPU" in inv.notes["placement"]
     assert_all_joined(inv)

@@ -159,10 +159,12 @@ static void gate_abort(void *g) { gate_release(g, 1); }
 
 /*
  * om_measure() for operations that can fail in the timed loop: the loop records the
- * first error in *err, and no sample is emitted unless every batch succeeded.
+ * first error in *err, and no sample is emitted unless every batch succeeded.  When
+ * `half` names a metric, each batch also gives it half the value (per switch of a
+ * round trip).
  */
-static int measure_checked(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg,
-                           const int *err, double scale, const char *what)
+static int measure_checked(struct om_ctx *ctx, const char *metric, const char *half,
+                           om_batch_fn fn, void *arg, const int *err, const char *what)
 {
     long long samples = om_int(ctx, "samples");
     uint64_t iters = om_calibrate(ctx, fn, arg, (double)om_int(ctx, "batch_ms"));
@@ -174,13 +176,16 @@ static int measure_checked(struct om_ctx *ctx, const char *metric, om_batch_fn f
     if (!values)
         return om_fail(ctx, "out of memory for %lld samples", samples);
     for (long long i = 0; i < samples && !*err; i++)
-        values[i] = om_time_batch(fn, arg, iters) * scale;
+        values[i] = om_time_batch(fn, arg, iters);
     if (*err) {
         free(values);
         return om_fail(ctx, "%s: %s", what, strerror(*err));
     }
-    for (long long i = 0; i < samples; i++)
+    for (long long i = 0; i < samples; i++) {
         om_sample(ctx, metric, OM_NO_X, values[i]);
+        if (half)
+            om_sample(ctx, half, OM_NO_X, values[i] / 2);
+    }
     free(values);
     return OM_OK;
 }
@@ -225,7 +230,7 @@ static int run_lifecycle(struct om_ctx *ctx)
     if (rc)
         return rc;
     struct lifecycle_arg a = {0};
-    return measure_checked(ctx, "latency", loop_lifecycle, &a, &a.err, 1,
+    return measure_checked(ctx, "latency", NULL, loop_lifecycle, &a, &a.err,
                            "pthread_create/pthread_join");
 }
 
@@ -270,7 +275,7 @@ static int run_mutex(struct om_ctx *ctx)
         return create_failed(ctx, rc, 0, 1);
     }
     om_note(ctx, "threads", "2 (the measuring thread and one idle thread blocked elsewhere)");
-    int res = measure_checked(ctx, "latency", loop_mutex, &a, &a.err, 1,
+    int res = measure_checked(ctx, "latency", NULL, loop_mutex, &a, &a.err,
                               "pthread_mutex_lock/unlock");
     int rc1 = gate_release(&g, 1), rc2 = pthread_join(idle, NULL);
     gate_destroy(&g);
@@ -365,9 +370,11 @@ static int run_condvar(struct om_ctx *ctx)
         return create_failed(ctx, rc, made, workers);
     }
     om_note(ctx, "threads", "%ld workers + 1 master", workers);
-    int res = (rc = gate_release(&s.gate, 0)) ? om_fail(ctx, "gate: %s", strerror(rc))
-                                              : measure_checked(ctx, "latency", loop_condvar, &s,
-                                                                &s.err, 1, "condvar hand-off");
+    int res;
+    if ((rc = gate_release(&s.gate, 0)))
+        res = om_fail(ctx, "gate: %s", strerror(rc));
+    else
+        res = measure_checked(ctx, "latency", NULL, loop_condvar, &s, &s.err, "condvar hand-off");
     /* Stop the workers: they leave their wait on `stop`. */
     if (pthread_mutex_lock(&s.m) == 0) {
         s.stop = 1;
@@ -644,7 +651,7 @@ static int run_ctx_pipe(struct om_ctx *ctx)
         }
         return create_failed(ctx, rc, 0, 1);
     }
-    int res = measure_checked(ctx, "round_trip", loop_pipe, &pp, &pp.err, 1,
+    int res = measure_checked(ctx, "round_trip", "per_switch", loop_pipe, &pp, &pp.err,
                               "pipe round trip between threads");
     close(pp.to_peer[1]); /* the echo thread reads EOF and returns */
     rc = pthread_join(peer, NULL);
@@ -1071,7 +1078,8 @@ const struct om_bench om_family_thread[] = {
      "1-byte token between 2 threads over pipes (thread counterpart of ctx.pipe_pingpong)",
      "osmeter", "quick,full", 0.2, run_ctx_pipe_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
-       "write + read of the token by each thread: two thread switches"}}},
+       "write + read of the token by each thread: two thread switches"},
+      {"per_switch", "ns", "lower", OM_POINT, NULL, "round trip / 2, pipe cost included"}}},
     {"thread.futex.wake",
      "futex ping-pong between 2 threads (Linux): wake-up latency and round trip",
      "osmeter", "quick,full", 0.3, run_futex_wake_checked, {OM_BATCH_PARAMS, PIN("same", "")},
