@@ -1,4 +1,5 @@
 """Thread family at small sizes: units, plausibility, every thread joined, clean failure."""
+import re
 import resource
 import subprocess
 import sys
@@ -92,8 +93,14 @@ def test_pingpong_hands_off_once_per_context_switch(smoke):
     if not LINUX:
         pytest.skip("getrusage context-switch counts are checked on Linux only")
     inv = smoke("thread.pingpong.e1", iterations=2000)
-    per = float(inv.notes["context_switches"].split(",")[1].split()[0])
-    assert 0.9 < per < 1.6, inv.notes["context_switches"]
+    m = re.search(r"\((\d+) voluntary, (\d+) involuntary", inv.notes["context_switches"])
+    voluntary, involuntary = int(m.group(1)), int(m.group(2))
+    handoffs = 2 * 2000
+    # On one CPU every hand-off needs a switch; a loaded machine turns some of the
+    # voluntary ones (a player blocks) into involuntary ones (it was preempted first).
+    assert voluntary + involuntary >= 0.9 * handoffs, inv.notes["context_switches"]
+    # Notifying after unlocking: no second switch to block on the mutex.
+    assert voluntary <= 1.3 * handoffs, inv.notes["context_switches"]
 
 
 def test_pingpong_unpinned(smoke):
