@@ -3,11 +3,12 @@
 
     python3 bench/thread_crosscheck.py [--rounds N]      # needs linux-perf and sysbench
 
-Pairs that measure the same thing (ratio osmeter/tool checked against a target):
+The pair that measures the same thing (ratio osmeter/tool checked against 0.8-1.25):
   thread.ctx.pipe pinned        vs  taskset -c CPU perf bench sched pipe -T  (round trip/op)
-  thread.ctx.pipe unpinned      vs  perf bench sched pipe -T
 Pairs that measure related but different things (ratio printed with the reason and the
 range it should fall in, never counted as agreement):
+  thread.ctx.pipe unpinned      vs  perf bench sched pipe -T (placement left to the
+                                    scheduler on both sides, so not the same placement)
   thread.mutex                  vs  sysbench mutex --threads=1 (adds a rand() per lock)
   thread.mutex_contended, n thr vs  sysbench mutex --threads=n (1 mutex, no loops; its
                                     rand() adds a second, libc-internal contended lock)
@@ -128,8 +129,10 @@ def main() -> int:
          "that window); osmeter averages thousands of hot wake-to-running hand-offs", True),
         ("thread switch over pipes, unpinned: thread.ctx.pipe vs perf bench sched pipe -T",
          lambda: osmeter("thread.ctx.pipe", "round_trip", pin="none"),
-         lambda: perf_pipe_ns(), 0.5, 2.0, True,
-         "placement is the scheduler's on both sides and varies between runs", False),
+         lambda: perf_pipe_ns(), 0.25, 2.0, False,
+         "the same exchange, but where the two threads run is the scheduler's choice on "
+         "each side (perf's are two fresh threads, osmeter's the measuring thread and one "
+         "peer), so only the pinned pair is held to a target", False),
     ]
     for n in sorted({2, 2 * ncpus}):
         pairs.append((
