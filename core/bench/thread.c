@@ -397,6 +397,8 @@ static int run_condvar(struct om_ctx *ctx)
 
 /* ---- thread.pingpong.e1/e2/e3: Sun's ping-pong games ---------------------------- */
 /*
+ * Sun's source is not at hand; the games follow McGarry's description, with the POSIX
+ * primitives a program would use: one mutex and one condition variable per game.
  * A game is two players in lock-step: each iteration a player waits until it is its
  * turn (blocked), then gives the turn to its partner (unblocks it).  Each player plays
  * `iterations` turns, so a game makes 2 x iterations hand-offs.  All games are played
@@ -1030,7 +1032,7 @@ CHECKED(run_rwlock)
 
 /* Sun's ping-pong: one entry per experiment of McGarry's Table 3. */
 #define PINGPONG(id, help, games, iters, quick_iters, smoke_games, smoke_iters, stack, est) \
-    {id, help, "MG05 T3", "quick,full,mg05", est, run_pingpong_checked,                            \
+    {id, help, "MG05 T3", "quick,full,mg05", est, run_pingpong_checked,                    \
      {{"games", OM_INT, games, NULL, smoke_games, 1, 2000, NULL,                           \
        "concurrent games (2 player threads each)"},                                        \
       {"iterations", OM_INT, iters, quick_iters, smoke_iters, 1, 100000000, NULL,          \
@@ -1038,10 +1040,10 @@ CHECKED(run_rwlock)
       {"stack", OM_INT, stack, NULL, NULL, 0, 1LL << 30, NULL,                             \
        "thread stack size in bytes; 0 = the library's default"},                           \
       {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,                                  \
-       "times the whole experiment is played in this process; each is one sample"},       \
+       "times the whole experiment is played in this process; each is one sample"},        \
       PIN("same", "")},                                                                    \
      {{"create", "ns", "lower", OM_POINT, NULL,                                            \
-       "time to create all player threads (they wait for the serve)"},                   \
+       "time to create all player threads (they wait for the serve)"},                    \
       {"completion", "ns", "lower", OM_POINT, NULL,                                        \
        "time from the start of all games until every player is joined"},                   \
       {"per_handoff", "ns", "lower", OM_POINT, NULL,                                       \
