@@ -92,8 +92,9 @@ def reliability_warnings(summary: dict, noisy_cv: float = NOISY_CV) -> list[str]
         return warnings
     cv = summary.get("cv", 0.0)
     if cv > noisy_cv:
-        warnings.append("noisy: run-to-run variation %.1f%% exceeds %.0f%%"
-                        % (cv * 100, noisy_cv * 100))
+        between = "run-to-run" if summary.get("repetitions", 0) >= 2 else "sample-to-sample"
+        warnings.append("noisy: %s variation %.1f%% exceeds %.0f%%"
+                        % (between, cv * 100, noisy_cv * 100))
     if summary.get("repetitions", 0) < FEW_REPETITIONS:
         warnings.append("only %d repetition(s): the interval cannot show run-to-run noise"
                         % summary.get("repetitions", 0))
