@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "buildinfo.h"
+#include "peer.h"
 
 static const struct om_bench *find_bench(const char *id)
 {
@@ -223,6 +224,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2, 0);
     if (argc >= 2 && strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
+    if (argc >= 2 && strcmp(argv[1], "serve") == 0) /* the far end of the net benchmarks */
+        return om_peer_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");
@@ -232,6 +235,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: osmeter-core list | run ID [key=value ...] [--preset=smoke|quick] | "
-                    "check ID [key=value ...] | version\n");
+                    "check ID [key=value ...] | version | serve [--listen ADDR:PORT]\n");
     return OM_BADPARAM;
 }

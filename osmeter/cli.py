@@ -12,7 +12,7 @@ import os
 import pkgutil
 import sys
 
-from . import __version__, core, display, exchange, runner, sysinfo
+from . import __version__, core, display, exchange, runner, suitefile, sysinfo, usercmd
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 from .store import Store, StoreError, default_db_path
 
@@ -79,9 +79,22 @@ def build_plan(args, catalog: Catalog):
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
     suite = None
-    if args.ids:
-        ids = catalog.select(args.ids)
+    command_items = usercmd.plan_items(args)          # osmeter run cmd --name N -- COMMAND
+    named = [i for i in args.ids if i != usercmd.CLI_WORD]
+    file_items = []
+    if args.suite_file:                                 # the benchmarks come from the file
+        if named or args.suite:
+            raise UsageError("--suite-file names its benchmarks itself; give no ids or --suite")
+        loaded = suitefile.load(args.suite_file, catalog, smoke=args.smoke)
+        file_items = loaded.items
+        args.runs = args.runs if args.runs is not None else loaded.runs
+        args.label = args.label or loaded.label
+        ids, preset = [], "default"
+    elif named:
+        ids = catalog.select(named)
         preset = "default"
+    elif command_items:
+        ids, preset = [], "default"
     else:
         suite = args.suite or DEFAULT_SUITE
         ids = catalog.suite(suite)
@@ -90,6 +103,7 @@ def build_plan(args, catalog: Catalog):
         preset = "smoke"
     overrides = parse_param_overrides(catalog, ids, args.param or [])
     items = [runner.PlanItem(bench=i, params=overrides.get(i, {}), preset=preset) for i in ids]
+    items += file_items + command_items
 
     variants = [runner.Variant()]
     if args.dir:
@@ -134,8 +148,9 @@ def cmd_run(args) -> int:
                 env["OSMETER_PEER_SECRET"] = f.read().strip()
         except OSError as e:
             raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
+    timeout = usercmd.repetition_timeout(catalog, items, args.timeout)
     opts = runner.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
-                          timeout=args.timeout, env=env, progress=not args.quiet,
+                          timeout=timeout, env=env, progress=not args.quiet,
                           command=runner.command_line())
     print("osmeter: %d benchmark(s) x %d repetition(s)%s -> %s"
           % (len(items), runs, " x %d variants" % len(variants) if len(variants) > 1 else "",
@@ -292,6 +307,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=900.0,
                    help="seconds one repetition may take before it is killed (default 900)")
     s.add_argument("--quiet", action="store_true", help="no progress display")
+    s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
+                   "named in a TOML suite file (docs/suite-files.md)")
+    usercmd.add_arguments(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("runs", help="list stored runs")
@@ -330,7 +348,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = make_parser()
+    argv, user_command = usercmd.split_argv(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    args.user_command = user_command
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, monitor, stats, sysinfo
+from . import __version__, core, curves, families, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -35,6 +35,11 @@ class PlanItem:
     bench: str
     params: dict = field(default_factory=dict)   # user overrides (strings)
     preset: str = "default"
+    name: str | None = None   # stored results' bench id when not `bench` (cmd.NAME)
+
+    @property
+    def result_id(self) -> str:
+        return self.name or self.bench
 
 
 @dataclass
@@ -162,7 +167,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                     remaining = total - progress.done
                     est = _estimate(catalog, item.bench, durations)
                     avg_est = sum(_estimate(catalog, it.bench, durations) for it in items) / len(items)
-                    progress.show("%s (%d/%d)" % (item.bench, rep + 1, opts.runs),
+                    progress.show("%s (%d/%d)" % (item.result_id, rep + 1, opts.runs),
                                   est + (remaining - 1) * avg_est)
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
@@ -172,7 +177,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                                       env=opts.env)
                     durations[item.bench].append(time.monotonic() - t0)
                     interference = monitor.between(before, monitor.Snapshot.take())
-                    invocations[v][item.bench].append((rep, inv, interference))
+                    invocations[v][item.result_id].append((rep, inv, interference))
                     progress.done += 1
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
@@ -211,10 +216,13 @@ def _estimate(catalog: Catalog, bench: str, durations) -> float:
 def build_results(catalog: Catalog, items: list[PlanItem], invs: dict) -> list[Result]:
     results = []
     for item in items:
-        reps = invs.get(item.bench)
+        reps = invs.get(item.result_id)
         if not reps:
             continue
-        results += results_for_bench(catalog.by_id[item.bench], reps)
+        mine = results_for_bench(catalog.by_id[item.bench], reps)
+        for r in mine:   # a user's command is stored under its own name
+            r.bench = item.result_id
+        results += mine
     return results
 
 
@@ -283,15 +291,9 @@ def merge_notes(per_rep: list[dict]) -> dict:
 
 def derive(run: Run) -> None:
     """Curve classification of scatters, then each family's own analysis."""
-    try:
-        from . import curves
-    except ImportError:
-        curves = None
-    if curves is not None:
-        for r in run.results:
-            if r.shape == "scatter" and r.status == "ok" and r.samples:
-                r.extra["curve"] = curves.summarize_scatter(r.samples)
-    from . import families
+    for r in run.results:
+        if r.shape == "scatter" and r.status == "ok" and r.samples:
+            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
     for mod_info in pkgutil.iter_modules(families.__path__):
         mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
         fn = getattr(mod, "derive", None)
