@@ -12,7 +12,7 @@ import os
 import pkgutil
 import sys
 
-from . import __version__, core, display, exchange, runner, suitefile, sysinfo, usercmd
+from . import __version__, core, display, exchange, fsinfo, runner, suitefile, sysinfo, usercmd
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 from .store import Store, StoreError, default_db_path
 
@@ -78,6 +78,7 @@ def parse_param_overrides(catalog: Catalog, ids: list[str], specs: list[str]) ->
 def build_plan(args, catalog: Catalog):
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
+    args.smoke = args.smoke or args.preset == "smoke"
     suite = None
     command_items = usercmd.plan_items(args)          # osmeter run cmd --name N -- COMMAND
     named = [i for i in args.ids if i != usercmd.CLI_WORD]
@@ -99,6 +100,8 @@ def build_plan(args, catalog: Catalog):
         suite = args.suite or DEFAULT_SUITE
         ids = catalog.suite(suite)
         preset = SUITES[suite][1]
+    if args.preset:
+        preset = args.preset
     if args.smoke:
         preset = "smoke"
     overrides = parse_param_overrides(catalog, ids, args.param or [])
@@ -109,13 +112,13 @@ def build_plan(args, catalog: Catalog):
     if args.dir:
         variants = []
         for d in args.dir:
-            problem = runner.check_dir(d)
+            problem = fsinfo.check_dir(d)
             if problem:
                 raise UsageError(problem)
             path = os.path.abspath(d)
             variants.append(runner.Variant(name="dir=" + path, params={"dir": path},
                                            facts={"dir": path,
-                                                  "filesystem": sysinfo.describe_dir(path)}))
+                                                  "filesystem": fsinfo.describe(path)}))
         if not any(catalog.declares(i, "dir") for i in ids):
             raise UsageError("--dir given, but none of the selected benchmarks uses a directory")
     if args.peer:
@@ -298,6 +301,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="also write the results file")
     s.add_argument("--smoke", action="store_true", help="smallest sizes, to check that "
                    "everything works (never compared with real runs)")
+    s.add_argument("--preset", choices=["default", "quick", "smoke"],
+                   help="parameter sizes: default = the studies' (for named ids and study "
+                   "suites), quick = the quick suite's, smoke = --smoke")
     s.add_argument("--dir", action="append", metavar="PATH", help="directory for file-system "
                    "benchmarks; repeat to compare several (one run each, interleaved)")
     s.add_argument("--peer", metavar="HOST[:PORT]", help="run network benchmarks against "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import os
 import pkgutil
 import secrets
 import shlex
@@ -21,7 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, curves, families, monitor, stats, sysinfo
+from . import __version__, core, curves, families, fsinfo, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -137,7 +136,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     build = core.core_version()
     scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
-    base_info["scratch_filesystem"] = sysinfo.describe_dir(scratch_parent)
+    base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
     env_before = monitor.before_run()
     runs = []
     for i, variant in enumerate(variants):
@@ -308,22 +307,3 @@ def derive(run: Run) -> None:
 def command_line() -> str:
     return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])
 
-
-def check_dir(path: str) -> str | None:
-    """An error message for a --dir that cannot be used, or None."""
-    try:
-        from . import fsinfo
-        return fsinfo.check_dir(path)
-    except ImportError:
-        pass
-    if not os.path.exists(path):
-        return "--dir %s does not exist" % path
-    if not os.path.isdir(path):
-        return "--dir %s is not a directory" % path
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".osmeter-probe-", dir=path)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        return "--dir %s is not writable: %s" % (path, e.strerror)
-    return None
