@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "buildinfo.h"
+#include "httpd.h"
 
 static const struct om_bench *find_bench(const char *id)
 {
@@ -216,6 +217,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
+        return httpd_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");
@@ -225,6 +228,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: osmeter-core list | run ID [key=value ...] [--preset=smoke|quick] | "
-                    "version\n");
+                    "version | httpd [key=value ...]\n");
     return OM_BADPARAM;
 }
