@@ -1093,6 +1093,8 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
         s.probe->capacity = s.capacity;
         __atomic_store_n(&s.probe->ready, 1, __ATOMIC_RELEASE);
     }
+    if (cfg->on_ready)
+        cfg->on_ready(s.capacity, cfg->on_ready_arg);
     uint64_t stop = cfg->duration_s > 0 ? om_now_ns() + (uint64_t)(cfg->duration_s * 1e9) : 0;
     struct ev_event evs[EV_BATCH];
     int rc = 0;
@@ -1162,6 +1164,36 @@ static int usage(const char *fmt, const char *arg)
 static int int_arg(const char *v, long long lo, long long hi, long long *out)
 {
     return om_parse_int(v, out) == 0 && *out >= lo && *out <= hi ? 0 : -1;
+}
+
+struct announce {
+    const char *mech, *host;
+    int port, ipv6;
+    const char *dir;
+    long long max_conns, max_request, idle, request, duration;
+};
+
+/* The first line on stdout, once the server serves: where, what, and its bounds. */
+static void announce(int capacity, void *arg)
+{
+    struct announce *a = arg;
+    printf("{\"type\":\"httpd\",\"pid\":%ld,\"mech\":\"%s\",\"addr\":", (long)getpid(), a->mech);
+    om_json_string(stdout, a->host);
+    printf(",\"port\":%d,\"url\":\"http://%s%s%s:%d/\",\"dir\":", a->port, a->ipv6 ? "[" : "",
+           a->host, a->ipv6 ? "]" : "", a->port);
+    om_json_string(stdout, a->dir);
+    printf(",\"files\":[");
+    for (int i = 0; i < n_served; i++)
+        printf("%s\"/%s\"", i ? "," : "", served[i].name);
+    printf("],\"max_conns\":%d,\"max_request\":%lld,\"idle_timeout_s\":%lld,"
+           "\"request_timeout_s\":%lld,\"duration_s\":%lld}\n",
+           capacity, a->max_request, a->idle, a->request, a->duration);
+    fflush(stdout);
+    if (capacity < a->max_conns)
+        fprintf(stderr, "osmeter-core httpd: note: holds at most %d connections (%s), "
+                        "not %lld\n", capacity,
+                strcmp(a->mech, "select") == 0 ? "select: FD_SETSIZE" : "descriptor limit",
+                a->max_conns);
 }
 
 int httpd_main(int argc, char **argv)
@@ -1253,21 +1285,8 @@ int httpd_main(int argc, char **argv)
     }
     if (strncmp(host, "127.", 4) != 0 && strcmp(host, "::1") != 0)
         fprintf(stderr, "osmeter-core httpd: note: listening on %s, not loopback\n", host);
-    printf("{\"type\":\"httpd\",\"pid\":%ld,\"mech\":\"%s\",\"addr\":", (long)getpid(),
-           resolved);
-    om_json_string(stdout, host);
-    printf(",\"port\":%d,\"url\":\"http://%s%s%s:%d/\",\"dir\":", bound,
-           ss.ss_family == AF_INET6 ? "[" : "", host, ss.ss_family == AF_INET6 ? "]" : "",
-           bound);
-    om_json_string(stdout, dir);
-    printf(",\"files\":[");
-    for (int i = 0; i < n_served; i++)
-        printf("%s\"/%s\"", i ? "," : "", served[i].name);
-    printf("],\"max_conns\":%lld,\"max_request\":%lld,\"idle_timeout_s\":%lld,"
-           "\"request_timeout_s\":%lld,\"duration_s\":%lld}\n",
-           max_conns, max_request, idle, request, duration);
-    fflush(stdout);
-
+    struct announce a = {resolved, host, bound, ss.ss_family == AF_INET6, dir, max_conns,
+                         max_request, idle, request, duration};
     struct httpd_config cfg = {
         .mech = resolved,
         .listen_fd = lfd,
@@ -1280,6 +1299,8 @@ int httpd_main(int argc, char **argv)
         .duration_s = (double)duration,
         .probe = NULL,
         .notify_fd = -1,
+        .on_ready = announce,
+        .on_ready_arg = &a,
     };
     int rc = httpd_serve(&cfg, err, sizeof err);
     close(lfd);

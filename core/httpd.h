@@ -59,6 +59,10 @@ struct httpd_config {
     double duration_s;      /* stop after this long; 0 = until killed */
     struct httpd_probe *probe;
     int notify_fd;          /* -1, or a pipe for the probe's accept notification */
+    /* Called once, when the server is about to serve, with the connections it can hold
+     * (max_conns, or fewer where descriptors or FD_SETSIZE bound it); may be NULL. */
+    void (*on_ready)(int capacity, void *arg);
+    void *on_ready_arg;
 };
 
 /* Create file-<size> for each size in dir (and remember them: only these are served). */
