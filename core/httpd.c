@@ -463,7 +463,8 @@ enum { C_IDLE, C_READING, C_WRITING, C_LINGER, C_NSTATES };
 
 struct conn {
     int fd, state, want_write;
-    struct conn *prev, *next; /* in the list of its state */
+    int linked;               /* in the list of its state (not yet, when just accepted) */
+    struct conn *prev, *next;
     uint64_t deadline;
     char *in; /* request bytes, allocated while a request is under way */
     size_t in_len, scanned, consumed;
@@ -492,6 +493,9 @@ struct server {
 static void list_unlink(struct server *s, struct conn *c)
 {
     struct list *l = &s->list[c->state];
+    if (!c->linked)
+        return;
+    c->linked = 0;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -516,6 +520,7 @@ static void set_state(struct server *s, struct conn *c, int state, uint64_t now)
     else
         l->head = c;
     l->tail = c;
+    c->linked = 1;
 }
 
 static void watch(struct server *s, struct conn *c, int want_write)

@@ -300,13 +300,15 @@ def test_slow_client_times_out_without_holding_up_others(httpd):
 
 def test_idle_connections_time_out(httpd):
     srv = httpd(idle_timeout=1)
-    with srv.connect() as s:
-        s.sendall(get("/file-100"))
-        assert read_response(s)[0] == 200
-        t0 = time.monotonic()
+    conns = [srv.connect() for _ in range(3)]  # one after a request, two never used
+    conns[0].sendall(get("/file-100"))
+    assert read_response(conns[0])[0] == 200
+    t0 = time.monotonic()
+    for s in conns:
         s.settimeout(5)
         assert s.recv(1) == b""
-        assert 0.8 < time.monotonic() - t0 < 4
+        s.close()
+    assert 0.8 < time.monotonic() - t0 < 4
 
 
 def test_vanished_and_stuck_clients(httpd):
