@@ -375,3 +375,19 @@ def test_httpd_rejects_bad_options_in_one_line(args, words):
                          text=True, timeout=10)
     assert out.returncode != 0 and words in out.stderr.splitlines()[0], out.stderr
     assert out.stdout == ""
+
+
+def test_interrupted_benchmark_leaves_nothing_behind(tmp_path):
+    """SIGTERM in the middle of a curve: the server child and the scratch files go too
+    (no_leaks checks the processes, this test the scratch directory)."""
+    proc = subprocess.Popen([str(core.core_path()), "run", "net.http_connect.poll",
+                             "max=20000", "step=1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True,
+                            env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.stdout.readline().startswith('{"type":"header"')
+    time.sleep(0.5)
+    assert proc.poll() is None, "finished before it could be interrupted"
+    proc.terminate()
+    proc.communicate(timeout=20)
+    assert proc.returncode == -signal.SIGTERM
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("osmeter")] == []
