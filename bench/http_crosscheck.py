@@ -15,7 +15,7 @@ the system service) with one worker; wrk with one thread; osmeter's client with 
 process; and is stopped afterwards, whatever happens.
 
     apt-get install -y nginx-light wrk     # or nginx
-    python3 bench/http_crosscheck.py [--duration 3] [--rounds 3] [--conns 64]
+    python3 bench/http_crosscheck.py [--duration 3] [--rounds 5] [--conns 64]
 """
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ http {{
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--duration", type=int, default=3, help="seconds per measurement")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median kept)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median kept)")
     ap.add_argument("--conns", type=int, default=64, help="keep-alive connections")
     opts = ap.parse_args()
     for tool in ("nginx", "wrk"):
@@ -225,7 +225,9 @@ def main() -> None:
             within = 0.8 <= r <= 1.2
             ok &= within
             print("  client %s: osmeter client / wrk, both driving nginx = %.3f  (target "
-                  "0.80-1.20: %s)" % (s, r, "within" if within else "OUTSIDE"))
+                  "0.80-1.20: %s)%s" % (s, r, "within" if within else "OUTSIDE",
+                                         "  [faster than wrk: wrk, not nginx, may be the "
+                                         "limit here]" if r > 1.2 else ""))
         for s in SIZES:
             r = med["wrk_osm"][s] / med["wrk_nginx"][s]
             print("  server %s: wrk -> osmeter server / wrk -> nginx = %.3f  (comparison, "
