@@ -379,6 +379,34 @@ int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg
     return OM_OK;
 }
 
+int om_measure_self_timed(struct om_ctx *ctx, const char *metric, om_timed_fn fn, void *arg,
+                          double scale)
+{
+    long long samples = om_int(ctx, "samples");
+    double target = (double)om_int(ctx, "batch_ms") * 1e6;
+    uint64_t iters = 1;
+    for (;;) { /* double until a tenth of the target, then scale, as om_calibrate does */
+        uint64_t t0 = om_now_ns();
+        om_consume(fn(arg, iters));
+        double wall = (double)(om_now_ns() - t0);
+        if (wall >= target / 10 || iters >= (1ULL << 30)) {
+            double scaled = wall > 0 ? (double)iters * target / wall : (double)iters;
+            iters = scaled < 1 ? 1 : (uint64_t)scaled;
+            break;
+        }
+        iters *= 2;
+    }
+    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
+    om_consume(fn(arg, iters)); /* warm-up */
+    for (long long i = 0; i < samples; i++) {
+        uint64_t ns = fn(arg, iters);
+        if (ns == 0)
+            return om_fail(ctx, "%s: the timed operation failed", metric);
+        om_sample(ctx, metric, OM_NO_X, (double)ns / (double)iters * scale);
+    }
+    return OM_OK;
+}
+
 /* ---- cycle counter -------------------------------------------------------------- */
 
 static double cycles_per_ns = 0; /* 0: counter unusable, om_cycles() returns ns */
@@ -541,6 +569,27 @@ int om_pin_cpu(int cpu)
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int om_apply_placement(struct om_ctx *ctx)
+{
+    if (strcmp(om_str(ctx, "pin"), "none") == 0) {
+        om_note(ctx, "placement", "unpinned (scheduler's choice of CPUs)");
+        return OM_OK;
+    }
+    int cpu = -1;
+#ifdef __linux__
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int i = CPU_SETSIZE - 1; i >= 0 && cpu < 0; i--)
+            if (CPU_ISSET(i, &allowed))
+                cpu = i;
+#endif
+    if (cpu < 0 || om_pin_cpu(cpu) != 0)
+        return om_skip(ctx, "cannot pin to one CPU on this system (%s); use pin=none",
+                       strerror(errno ? errno : ENOSYS));
+    om_note(ctx, "placement", "all processes pinned to CPU %d", cpu);
+    return OM_OK;
 }
 
 int om_ncpus(void)

@@ -127,6 +127,16 @@ int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg
 
 void om_consume(uint64_t v); /* keep a result alive */
 
+/*
+ * Self-timed batches, for operations whose clean-up must stay outside the measurement
+ * (reaping a child, say): fn(arg, iters) performs `iters` operations, times the part
+ * that counts around each one with om_now_ns(), and returns the summed ns.  Calibration
+ * uses the wall time of the whole call.  Emits `samples` samples of ns/op × scale.
+ */
+typedef uint64_t (*om_timed_fn)(void *arg, uint64_t iters);
+int om_measure_self_timed(struct om_ctx *ctx, const char *metric, om_timed_fn fn, void *arg,
+                          double scale);
+
 /* Cycle counter for timing single operations (scalability curves).  om_cycles_init()
  * calibrates it against CLOCK_MONOTONIC and records the rate in a note; where the CPU
  * has no usable counter it falls back to the monotonic clock in ns. */
@@ -144,6 +154,14 @@ pid_t om_fork(void);
 void om_child_kill(pid_t pid);
 /* Pin the calling process to one CPU; returns 0, or -1 where unsupported/refused. */
 int om_pin_cpu(int cpu);
+/* Apply the benchmark's "pin" parameter (OM_PIN_PARAM): "same" pins this process, and
+ * so every child forked afterwards, to one CPU (the last online one, usually the least
+ * disturbed by interrupts); "none" leaves placement to the scheduler.  Records the
+ * placement as note "placement".  Returns 0, or om_skip() where pinning is impossible. */
+int om_apply_placement(struct om_ctx *ctx);
+#define OM_PIN_PARAM                                                                      \
+    {"pin", OM_CHOICE, "same", NULL, NULL, 0, 0, "same|none",                            \
+     "same: all processes on one CPU, as on the studies' uniprocessors; none: unpinned"}
 int om_ncpus(void);
 /* A private directory for this invocation, created on first use, removed at exit.
  * The front-end passes OSMETER_SCRATCH (a directory it also removes). */

@@ -98,7 +98,7 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return OM_BADPARAM;
 }
 
-static int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv, int check_only)
 {
     if (argc < 1)
         return usage_error("run needs a benchmark id (osmeter-core list shows them)%s%s", "",
@@ -110,7 +110,7 @@ static int cmd_run(int argc, char **argv)
 
     /* Benchmarks of a statically linked program run in the static build of the core. */
     size_t idlen = strlen(b->id);
-    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static()) {
+    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static() && !check_only) {
         const char *stat = om_sibling_path("osmeter-core-static");
         if (stat) {
             char *args[OM_MAX_PARAMS + 8];
@@ -162,6 +162,11 @@ static int cmd_run(int argc, char **argv)
         char err[512];
         if (om_check_value(&b->params[i], ctx.values[i], err, sizeof err))
             return usage_error("%s: %s", b->id, err);
+    }
+
+    if (check_only) { /* the front-end validates a whole plan before running any of it */
+        printf("{\"type\":\"ok\"}\n");
+        return 0;
     }
 
     struct timespec res;
@@ -216,7 +221,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc >= 2 && strcmp(argv[1], "run") == 0)
-        return cmd_run(argc - 2, argv + 2);
+        return cmd_run(argc - 2, argv + 2, 0);
+    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+        return cmd_run(argc - 2, argv + 2, 1);
     if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
         return httpd_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
@@ -228,6 +235,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: osmeter-core list | run ID [key=value ...] [--preset=smoke|quick] | "
-                    "version | httpd [key=value ...]\n");
+                    "check ID [key=value ...] | version | httpd [key=value ...]\n");
     return OM_BADPARAM;
 }

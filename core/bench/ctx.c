@@ -1,0 +1,328 @@
+/*
+ * Context switches through pipes: Ousterhout's two-process "cswitch", Lai & Baker's ring
+ * of N processes and their LIFO chain, and the same-process pipe overhead that must be
+ * subtracted to estimate the switch itself.
+ *
+ * Children are tracked (om_fork) and leave when their input pipe reaches end of file,
+ * which happens when the parent closes its ends; the harness kills any that don't.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../harness.h"
+
+/* ---- same-process pipe overhead (LB96 §5) --------------------------------------- */
+
+static uint64_t loop_self(void *arg, uint64_t n)
+{
+    int *fds = arg;
+    char c = 'x';
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        acc += (uint64_t)write(fds[1], &c, 1);
+        acc += (uint64_t)read(fds[0], &c, 1);
+    }
+    return acc;
+}
+
+static int run_self(struct om_ctx *ctx)
+{
+    int fds[2];
+    if (pipe(fds))
+        return om_fail(ctx, "pipe: %s", strerror(errno));
+    if (loop_self(fds, 1) != 2)
+        return om_fail(ctx, "a byte did not come back through the pipe");
+    int rc = om_measure(ctx, "latency", loop_self, fds, 1);
+    close(fds[0]);
+    close(fds[1]);
+    return rc;
+}
+
+/* ---- processes passing a token ----------------------------------------------------- */
+
+/* Close every descriptor of `fds` (count n) except `keep_a` and `keep_b`. */
+static void close_others(int *fds, int n, int keep_a, int keep_b)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0 && fds[i] != keep_a && fds[i] != keep_b)
+            close(fds[i]);
+}
+
+/* Relay bytes from `in` to `out` until end of file; the child's whole life. */
+static void relay(int in, int out)
+{
+    char c;
+    while (read(in, &c, 1) == 1)
+        if (write(out, &c, 1) != 1)
+            break;
+    _exit(0);
+}
+
+/* LIFO relay for a middle process of the chain: left -> right, then right -> left. */
+static void relay_chain(int from_left, int to_right, int from_right, int to_left)
+{
+    char c;
+    while (read(from_left, &c, 1) == 1) {
+        if (to_right >= 0) {
+            if (write(to_right, &c, 1) != 1 || read(from_right, &c, 1) != 1)
+                break;
+        }
+        if (write(to_left, &c, 1) != 1)
+            break;
+    }
+    _exit(0);
+}
+
+struct token_path {
+    int out, in;   /* the parent's ends: where it sends the token and where it returns */
+    int hops;      /* switches per round: 2 for ping-pong, N for a ring, 2(N-1) for a chain */
+    pid_t *pids;
+    int npids;
+    int *fds;      /* every pipe descriptor, so the parent can close them */
+    int nfds;
+};
+
+static uint64_t loop_token(void *arg, uint64_t n)
+{
+    struct token_path *t = arg;
+    char c = 'x';
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        acc += (uint64_t)write(t->out, &c, 1);
+        acc += (uint64_t)read(t->in, &c, 1);
+    }
+    return acc;
+}
+
+static void teardown(struct token_path *t)
+{
+    for (int i = 0; i < t->nfds; i++)
+        if (t->fds[i] >= 0)
+            close(t->fds[i]);
+    for (int i = 0; i < t->npids; i++) {
+        /* End of file has been sent; give each child a moment, then insist. */
+        int status;
+        for (int tries = 0; tries < 200; tries++) {
+            if (waitpid(t->pids[i], &status, WNOHANG) == t->pids[i])
+                break;
+            if (tries == 199) {
+                om_child_kill(t->pids[i]);
+                break;
+            }
+            usleep(5000);
+        }
+        om_child_untrack(t->pids[i]);
+    }
+    free(t->pids);
+    free(t->fds);
+}
+
+/* Make sure a process ring/chain of n fits the descriptor and process limits. */
+static int check_limits(struct om_ctx *ctx, long long n)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)(4 * n + 16) > rl.rlim_cur)
+        return om_skip(ctx, "%lld processes need %lld descriptors; RLIMIT_NOFILE is %llu", n,
+                       4 * n + 16, (unsigned long long)rl.rlim_cur);
+#ifdef RLIMIT_NPROC
+    if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)n > rl.rlim_cur / 2)
+        return om_skip(ctx, "%lld processes exceed half of RLIMIT_NPROC (%llu)", n,
+                       (unsigned long long)rl.rlim_cur);
+#endif
+    return OM_OK;
+}
+
+/* Ring of n processes: the parent is member 0; pipe i carries the token from member i to
+ * member i+1 (mod n).  n = 2 is Ousterhout's ping-pong. */
+static int build_ring(struct om_ctx *ctx, int n, struct token_path *t)
+{
+    memset(t, 0, sizeof *t);
+    t->nfds = 2 * n;
+    t->fds = malloc(sizeof(int) * (size_t)t->nfds);
+    t->pids = malloc(sizeof(pid_t) * (size_t)n);
+    if (!t->fds || !t->pids)
+        return om_fail(ctx, "out of memory");
+    for (int i = 0; i < t->nfds; i++)
+        t->fds[i] = -1;
+    for (int i = 0; i < n; i++)
+        if (pipe(&t->fds[2 * i]))
+            return om_fail(ctx, "pipe: %s", strerror(errno));
+    for (int m = 1; m < n; m++) {
+        pid_t pid = om_fork();
+        if (pid < 0)
+            return om_fail(ctx, "fork of ring member %d: %s", m, strerror(errno));
+        if (pid == 0) {
+            int in = t->fds[2 * (m - 1)], out = t->fds[2 * m + 1];
+            close_others(t->fds, t->nfds, in, out);
+            relay(in, out);
+        }
+        t->pids[t->npids++] = pid;
+    }
+    t->out = t->fds[1];
+    t->in = t->fds[2 * (n - 1)];
+    t->hops = n;
+    /* The parent keeps only its two ends; the others must close so EOF can travel. */
+    for (int i = 0; i < t->nfds; i++)
+        if (t->fds[i] != t->out && t->fds[i] != t->in) {
+            close(t->fds[i]);
+            t->fds[i] = -1;
+        }
+    if (loop_token(t, 1) != 2)
+        return om_fail(ctx, "the token did not come back around the ring");
+    return OM_OK;
+}
+
+/* Chain of n processes (member 0 = the parent): the token goes down to member n-1 and
+ * back up, last in first out.  down[i]: i -> i+1, up[i]: i+1 -> i. */
+static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
+{
+    memset(t, 0, sizeof *t);
+    int links = n - 1;
+    t->nfds = 4 * links;
+    t->fds = malloc(sizeof(int) * (size_t)t->nfds);
+    t->pids = malloc(sizeof(pid_t) * (size_t)n);
+    if (!t->fds || !t->pids)
+        return om_fail(ctx, "out of memory");
+    for (int i = 0; i < t->nfds; i++)
+        t->fds[i] = -1;
+    for (int i = 0; i < links; i++)
+        if (pipe(&t->fds[4 * i]) || pipe(&t->fds[4 * i + 2]))
+            return om_fail(ctx, "pipe: %s", strerror(errno));
+#define DOWN_R(i) t->fds[4 * (i)]
+#define DOWN_W(i) t->fds[4 * (i) + 1]
+#define UP_R(i) t->fds[4 * (i) + 2]
+#define UP_W(i) t->fds[4 * (i) + 3]
+    for (int m = 1; m < n; m++) {
+        pid_t pid = om_fork();
+        if (pid < 0)
+            return om_fail(ctx, "fork of chain member %d: %s", m, strerror(errno));
+        if (pid == 0) {
+            int from_left = DOWN_R(m - 1), to_left = UP_W(m - 1);
+            int to_right = m < links ? DOWN_W(m) : -1, from_right = m < links ? UP_R(m) : -1;
+            for (int i = 0; i < t->nfds; i++)
+                if (t->fds[i] != from_left && t->fds[i] != to_left && t->fds[i] != to_right &&
+                    t->fds[i] != from_right)
+                    close(t->fds[i]);
+            relay_chain(from_left, to_right, from_right, to_left);
+        }
+        t->pids[t->npids++] = pid;
+    }
+    t->out = DOWN_W(0);
+    t->in = UP_R(0);
+    t->hops = 2 * links;
+    for (int i = 0; i < t->nfds; i++)
+        if (t->fds[i] != t->out && t->fds[i] != t->in) {
+            close(t->fds[i]);
+            t->fds[i] = -1;
+        }
+    if (loop_token(t, 1) != 2)
+        return om_fail(ctx, "the token did not come back along the chain");
+    return OM_OK;
+}
+
+/* Two processes: round trip, per switch, and the switch with the pipe overhead removed. */
+static int run_pingpong(struct om_ctx *ctx)
+{
+    int rc = om_apply_placement(ctx);
+    if (rc)
+        return rc;
+    struct token_path t;
+    if ((rc = build_ring(ctx, 2, &t))) {
+        teardown(&t);
+        return rc;
+    }
+    int self[2];
+    if (pipe(self)) {
+        teardown(&t);
+        return om_fail(ctx, "pipe: %s", strerror(errno));
+    }
+    double batch_ms = (double)om_int(ctx, "batch_ms");
+    uint64_t iters = om_calibrate(ctx, loop_token, &t, batch_ms);
+    uint64_t self_iters = om_calibrate(ctx, loop_self, self, batch_ms);
+    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
+    om_time_batch(loop_token, &t, iters);
+    for (long long i = 0; i < om_int(ctx, "samples"); i++) {
+        double round_trip = om_time_batch(loop_token, &t, iters);
+        /* Interleaved with the ping-pong so both see the same machine state. */
+        double pipe_self = om_time_batch(loop_self, self, self_iters);
+        om_sample(ctx, "round_trip", OM_NO_X, round_trip);
+        om_sample(ctx, "per_switch", OM_NO_X, round_trip / 2);
+        om_sample(ctx, "pipe_self", OM_NO_X, pipe_self);
+        /* A round trip is 2 switches + 2 writes + 2 reads = 2 switches + 2 x pipe_self. */
+        om_sample(ctx, "switch_minus_pipe", OM_NO_X, (round_trip - 2 * pipe_self) / 2);
+    }
+    close(self[0]);
+    close(self[1]);
+    teardown(&t);
+    return OM_OK;
+}
+
+/* Sweep over the number of processes for a ring or a chain. */
+static int run_sweep(struct om_ctx *ctx, int chain)
+{
+    int rc = om_apply_placement(ctx);
+    if (rc)
+        return rc;
+    long long ns[OM_MAX_LIST];
+    int count = om_list(ctx, "n", ns);
+    for (int k = 0; k < count; k++)
+        if ((rc = check_limits(ctx, ns[k])))
+            return rc;
+    double batch_ms = (double)om_int(ctx, "batch_ms");
+    for (int k = 0; k < count; k++) {
+        struct token_path t;
+        rc = chain ? build_chain(ctx, (int)ns[k], &t) : build_ring(ctx, (int)ns[k], &t);
+        if (rc) {
+            teardown(&t);
+            return rc;
+        }
+        uint64_t iters = om_calibrate(ctx, loop_token, &t, batch_ms);
+        om_note(ctx, "iterations_per_batch", "n=%lld: %llu", ns[k], (unsigned long long)iters);
+        om_time_batch(loop_token, &t, iters);
+        for (long long i = 0; i < om_int(ctx, "samples"); i++)
+            om_sample(ctx, "per_switch", ns[k], om_time_batch(loop_token, &t, iters) / t.hops);
+        teardown(&t);
+    }
+    return OM_OK;
+}
+
+static int run_ring(struct om_ctx *ctx) { return run_sweep(ctx, 0); }
+static int run_chain(struct om_ctx *ctx) { return run_sweep(ctx, 1); }
+
+#define N_PARAM(def, quick, smoke)                                                        \
+    {"n", OM_LIST, def, quick, smoke, 2, 4096, NULL,                                      \
+     "numbers of processes (the parent is one of them)"}
+
+const struct om_bench om_family_ctx[] = {
+    {"ctx.pipe_pingpong", "1-byte token between 2 processes over pipes (context switch)",
+     "O90 T3; LB96 §5; MG05 T1", "quick,full,o90,lb96,mg05,cc06", 1.0, run_pingpong,
+     {OM_BATCH_PARAMS, OM_PIN_PARAM},
+     {{"round_trip", "ns", "lower", OM_POINT, NULL,
+       "write+read there and back: 2 switches, 2 writes, 2 reads"},
+      {"per_switch", "ns", "lower", OM_POINT, NULL, "round trip / 2, pipe cost included"},
+      {"pipe_self", "ns", "lower", OM_POINT, NULL,
+       "write+read of a byte through a pipe in one process, measured alongside"},
+      {"switch_minus_pipe", "ns", "lower", OM_POINT, NULL,
+       "estimated switch alone: (round trip - 2 x pipe_self) / 2"}}},
+    {"ctx.pipe_self", "a byte through a pipe back to the same process (pipe overhead)",
+     "LB96 §5", "quick,full,lb96", 0.5, run_self, {OM_BATCH_PARAMS},
+     {{"latency", "ns", "lower", OM_POINT, NULL, "write+read of one byte"}}},
+    {"ctx.pipe_ring", "token round-robin through a ring of N processes, per switch",
+     "LB96 §5 Fig 1", "quick,full,lb96", 4.0, run_ring,
+     {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM("2,4,8,16,24,32,48,64,96,128", "2,8,32,128", "2,4")},
+     {{"per_switch", "ns", "lower", OM_SWEEP, "processes", "time per token hop (pipe cost "
+                                                           "included)"}}},
+    {"ctx.pipe_chain_lifo", "token passed LIFO back and forth along a chain of N processes",
+     "LB96 §5 Fig 1", "full,lb96", 4.0, run_chain,
+     {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM("2,4,8,16,24,32,48,64,96,128", "2,8,32,128", "2,4")},
+     {{"per_switch", "ns", "lower", OM_SWEEP, "processes", "time per token hop (pipe cost "
+                                                           "included)"}}},
+    {0},
+};

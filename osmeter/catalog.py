@@ -1,0 +1,73 @@
+"""Benchmarks and suites.
+
+The core's registry is the single source of truth for what a benchmark is (id,
+parameters, metrics, the suites it belongs to); this module only names the suites
+and resolves what a user asks for into benchmark ids.
+"""
+from __future__ import annotations
+
+import fnmatch
+
+from . import core
+
+# Suite name -> (description, parameter preset used when running it).
+SUITES = {
+    "quick": ("the default: every core primitive at a short size (< 3 minutes on 2 cores)",
+              "quick"),
+    "full": ("every benchmark at the sizes of the studies", "default"),
+    "o90": ("Ousterhout 1990, 'Why aren't operating systems getting faster as fast as "
+            "hardware?'", "default"),
+    "lb96": ("Lai & Baker 1996, 'A Performance Comparison of UNIX Operating Systems on the "
+             "Pentium'", "default"),
+    "vl03": ("von Leitner 2003, 'Benchmarking BSD and Linux' (scalability)", "default"),
+    "mg05": ("McGarry 2005, 'Benchmark Comparison of NetBSD 2.0 and FreeBSD 5.3'", "default"),
+    "cc06": ("Camacho 2006, 'Benchmarking Unix Operating Systems'", "default"),
+}
+DEFAULT_SUITE = "quick"
+
+
+class CatalogError(Exception):
+    """A one-line, user-facing problem with what was asked for."""
+
+
+class Catalog:
+    def __init__(self, benches: list[dict] | None = None):
+        self.benches = benches if benches is not None else core.list_benchmarks()
+        self.by_id = {b["id"]: b for b in self.benches}
+
+    def suite(self, name: str) -> list[str]:
+        if name not in SUITES:
+            raise CatalogError("unknown suite '%s' (suites: %s)" % (name, ", ".join(SUITES)))
+        if name == "full":
+            return [b["id"] for b in self.benches]
+        return [b["id"] for b in self.benches if name in b["suites"]]
+
+    def select(self, patterns: list[str]) -> list[str]:
+        """Ids from exact ids, glob patterns ('syscall.*') or family prefixes ('ctx')."""
+        chosen: list[str] = []
+        for pat in patterns:
+            if pat in self.by_id:
+                matches = [pat]
+            elif any(c in pat for c in "*?["):
+                matches = [i for i in self.by_id if fnmatch.fnmatchcase(i, pat)]
+            else:
+                matches = [i for i in self.by_id if i.startswith(pat + ".")]
+            if not matches:
+                raise CatalogError("unknown benchmark '%s' (osmeter list shows them)" % pat)
+            chosen += [m for m in matches if m not in chosen]
+        return chosen
+
+    def param(self, bench_id: str, name: str) -> dict | None:
+        for p in self.by_id[bench_id]["params"]:
+            if p["name"] == name:
+                return p
+        return None
+
+    def declares(self, bench_id: str, name: str) -> bool:
+        return self.param(bench_id, name) is not None
+
+    def metric(self, bench_id: str, name: str) -> dict:
+        for m in self.by_id[bench_id]["metrics"]:
+            if m["name"] == name:
+                return m
+        raise KeyError(name)

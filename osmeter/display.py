@@ -1,0 +1,113 @@
+"""Plain-text tables for the terminal: runs, results, benchmark lists."""
+from __future__ import annotations
+
+import math
+
+from .model import Result, Run
+
+_NS_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1, "ns"))
+
+
+def fmt_number(v: float) -> str:
+    if v == 0 or not math.isfinite(v):
+        return "%g" % v
+    mag = abs(v)
+    if mag >= 1e6:
+        return "{:,.0f}".format(v)
+    digits = max(0, 3 - int(math.floor(math.log10(mag))) - 1)
+    return "{:,.{d}f}".format(v, d=min(digits, 4))
+
+
+def scale_for(value: float, unit: str) -> tuple[float, str]:
+    """(divisor, unit) so that a time reads naturally: 1,234,567 ns -> 1.23 ms."""
+    if unit == "ns":
+        for div, name in _NS_STEPS:
+            if abs(value) >= div:
+                return div, name
+    return 1.0, unit
+
+
+def fmt_value(value: float, unit: str) -> str:
+    div, name = scale_for(value, unit)
+    return "%s %s" % (fmt_number(value / div), name)
+
+
+def fmt_bytes(n: float) -> str:
+    for div, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n >= div:
+            return "%s %s" % (fmt_number(n / div), name)
+    return "%d B" % n
+
+
+def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
+    widths = [len(h) for h in header]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+    def line(cells):
+        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                         for i, c in enumerate(cells)).rstrip()
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def result_row(r: Result) -> list[str]:
+    if r.status != "ok":
+        return [r.label, r.status, "", "", r.reason or ""]
+    s = r.summary
+    if r.shape == "scatter":
+        curve = r.extra.get("curve") or {}
+        desc = curve.get("description") or curve.get("class") or ""
+        return [r.label, "%s points" % s.get("n", 0),
+                "median %s" % fmt_value(s["median"], r.unit), "", desc]
+    div, unit = scale_for(s["median"], r.unit)
+    interval = "[%s, %s]" % (fmt_number(s["ci_low"] / div), fmt_number(s["ci_high"] / div))
+    flag = "UNRELIABLE: " + "; ".join(r.warnings) if r.warnings else ""
+    return [r.label, "%s %s" % (fmt_number(s["median"] / div), unit), interval,
+            "%.1f%%" % (100 * s.get("cv", 0.0)), flag]
+
+
+RESULT_HEADER = ["benchmark", "median", "95% interval", "CV", "notes"]
+
+
+def results_table(results: list[Result], condense_sweeps: bool = False) -> str:
+    rows = []
+    done_sweeps = set()
+    for r in results:
+        if condense_sweeps and r.shape == "sweep" and r.status == "ok":
+            key = (r.bench, r.metric)
+            if key in done_sweeps:
+                continue
+            done_sweeps.add(key)
+            pts = [p for p in results if (p.bench, p.metric) == key and p.status == "ok"]
+            meds = [p.summary["median"] for p in pts]
+            xs = [p.x for p in pts]
+            noisy = sum(1 for p in pts if p.warnings)
+            rows.append(["%s %s" % (r.bench, r.metric) if r.metric not in ("latency",) else r.bench,
+                         "%d points" % len(pts),
+                         "%s=%s..%s" % (r.x_name or "x", fmt_number(min(xs)), fmt_number(max(xs))),
+                         "", "%s .. %s%s" % (fmt_value(min(meds), r.unit), fmt_value(max(meds), r.unit),
+                                             "; %d noisy points" % noisy if noisy else "")])
+            continue
+        rows.append(result_row(r))
+    return table(rows, RESULT_HEADER, right={1})
+
+
+def run_header(run: Run) -> str:
+    si = run.sysinfo
+    lines = ["run %s%s  (%s, %s%s)" % (run.id, "  label %s" % run.label if run.label else "",
+                                       run.status, run.suite or "custom",
+                                       ", SMOKE: sizes too small to compare" if run.smoke else ""),
+             "  host %s: %s, kernel %s, %s, %s" % (
+                 si.get("hostname"), (si.get("os") or {}).get("name"),
+                 (si.get("kernel") or {}).get("release"), (si.get("cpu") or {}).get("model"),
+                 "%s %s" % ((si.get("libc") or {}).get("name"), (si.get("libc") or {}).get("version"))),
+             "  started %s, finished %s" % (run.started, run.finished)]
+    variant = si.get("variant")
+    if variant:
+        lines.append("  variant: %s" % ", ".join("%s=%s" % kv for kv in variant.items()
+                                                 if not isinstance(kv[1], dict)))
+    for w in (run.environment or {}).get("warnings", []):
+        lines.append("  warning: %s" % w)
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Per-family analyses: each module may define derive(bench_id, results, sysinfo)."""

@@ -1,0 +1,360 @@
+"""One self-contained HTML report: tables, bar charts with intervals, curves over size,
+scalability scatters with their fitted curves, and optionally the studies' numbers.
+
+No script, no web font, no external file: the page opens from disk anywhere.  Every
+figure is an inline SVG from svg.py and can also be written as a separate .svg file.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from html import escape
+from statistics import median
+
+from .. import compare as cmpmod
+from .. import references as refs
+from . import svg
+from .tables import fmt, fmt_ratio, fmt_value, legend, verdict_text
+
+CSS = """
+*{box-sizing:border-box}
+body{margin:0;padding:0 16px 40px;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1d1d1f;background:#fafafa}
+main{max-width:1280px;margin:0 auto}
+h1{font-size:24px;margin:20px 0 4px}h2{font-size:19px;margin:30px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}
+p.meta,.note{color:#555;font-size:13px}
+.scroll{overflow-x:auto;max-width:100%;margin:6px 0 12px;border:1px solid #e3e3e3;background:#fff}
+table{border-collapse:collapse;font-size:13px;width:100%}
+th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#f2f2f2;position:sticky;top:0}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.wrap{white-space:normal;min-width:16em;max-width:40em}
+.better{color:#006b3c;font-weight:600}.worse{color:#b00020;font-weight:600}.unclear{color:#777}
+.win{background:#e6f4ea}.lose{background:#fdecea}
+.swatch{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:baseline}
+figure{margin:10px 0 18px;background:#fff;border:1px solid #e3e3e3;padding:6px}
+figure svg{display:block;width:100%;max-width:760px;height:auto}
+figcaption{font-size:12px;color:#555;margin-top:4px}
+.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,620px),1fr));gap:12px}
+.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}
+nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
+details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
+"""
+
+
+def slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("_")[:80] or "figure"
+
+
+class Page:
+    def __init__(self):
+        self.parts: list[str] = []
+        self.figures: list[tuple[str, str]] = []      # (file name, svg)
+
+    def add(self, s: str) -> None:
+        self.parts.append(s)
+
+    def figure(self, name: str, svg_text: str, caption: str = "") -> None:
+        base = slug(name)
+        names = {n for n, _ in self.figures}
+        k, fname = 2, base + ".svg"
+        while fname in names:
+            fname, k = "%s_%d.svg" % (base, k), k + 1
+        self.figures.append((fname, svg_text))
+        self.add('<figure id="fig-%s">%s%s</figure>' % (
+            escape(fname[:-4]), svg_text,
+            "<figcaption>%s</figcaption>" % escape(caption) if caption else ""))
+
+
+def _table(head: list[str], rows: list[list[str]], raw: bool = False) -> str:
+    """rows hold HTML already when raw, else text to escape."""
+    h = "".join("<th>%s</th>" % escape(c) for c in head)
+    body = []
+    for r in rows:
+        cells = r if raw else ["<td>%s</td>" % escape(c) for c in r]
+        body.append("<tr>%s</tr>" % "".join(cells))
+    return '<div class="scroll"><table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (
+        h, "".join(body))
+
+
+def _swatch(i: int) -> str:
+    return '<span class="swatch" style="background:%s"></span>' % svg.colour(i)
+
+
+def _verdict_html(c) -> str:
+    v = c.verdict if c is not None else None
+    if v is None:
+        return "<td></td>"
+    cls = "better" if v.word == "better" and v.significant else \
+        "worse" if v.word == "worse" and v.significant else "unclear"
+    title = v.detail or ("p = %.3g" % v.p if v.p is not None else "")
+    return '<td class="%s" title="%s">%s</td>' % (cls, escape(title), escape(verdict_text(c)))
+
+
+def _rows_html(cmp, rows) -> list[list[str]]:
+    out = []
+    for row in rows:
+        r = ['<td>%s</td>' % escape(row.label), "<td>%s</td>" % escape(row.unit)]
+        for i, c in enumerate(row.cells):
+            cls = "num" + (" win" if row.winner == i else "") + (" lose" if row.loser == i else "")
+            val = fmt_value(c) + (" · %s" % c.curve_class if c is not None and c.curve_class else "")
+            r.append('<td class="%s">%s</td>' % (cls, escape(val)))
+            if i != cmp.baseline:
+                r.append('<td class="num">%s</td>' % escape(fmt_ratio(c.ratio if c else None)))
+                r.append(_verdict_html(c))
+        if len(cmp.runs) > 1:
+            r.append("<td>%s</td>" % escape(" / ".join([
+                cmp.names[row.winner] if row.winner is not None else "—",
+                cmp.names[row.loser] if row.loser is not None else "—"])))
+        if row.notes:
+            r.append('<td class="wrap note">%s</td>' % escape("; ".join(row.notes)))
+        else:
+            r.append("<td></td>")
+        out.append(r)
+    return out
+
+
+def _head(cmp) -> list[str]:
+    h = ["benchmark", "unit"]
+    for i, n in enumerate(cmp.names):
+        h += [n + " (baseline)"] if i == cmp.baseline else [n, "ratio", "verdict"]
+    if len(cmp.runs) > 1:
+        h.append("winner / loser")
+    return h + ["notes"]
+
+
+def _fit_points(curve: dict, xs: list[float]) -> list[tuple[float, float]] | None:
+    """The fitted curve as a polyline, from what the curve classifier stored."""
+    if not curve or not xs:
+        return None
+    pts = curve.get("fit_points") or curve.get("points")
+    if isinstance(pts, list) and pts and all(isinstance(p, (list, tuple)) and len(p) == 2
+                                             for p in pts):
+        return [(float(a), float(b)) for a, b in pts]
+    a = curve.get("intercept_ns", curve.get("intercept"))
+    b = curve.get("slope_ns_per_object", curve.get("slope"))
+    if a is None or b is None:
+        return None
+    lo, hi = min(xs), max(xs)
+    return [(lo, a + b * lo), (hi, a + b * hi)]
+
+
+def _category_figures(page: Page, cmp, cat: str) -> None:
+    rows = cmp.rows_in(cat)
+    names = cmp.names
+    # Bars: point results, one chart per unit so one axis makes sense.
+    by_unit: dict[str, list] = {}
+    for row in rows:
+        if row.shape in ("point", "derived"):
+            bars = [(i, c.median, c.ci_low, c.ci_high) if c is not None and c.status == "ok"
+                    else (i, None, None, None) for i, c in enumerate(row.cells)]
+            by_unit.setdefault(row.unit, []).append((row.label, bars, row.better))
+    for unit, groups in by_unit.items():
+        better = {g[2] for g in groups}
+        note = "median with 95% interval; " + (
+            "lower is better" if better == {"lower"} else
+            "higher is better" if better == {"higher"} else "see the table for direction")
+        page.figure("%s_%s" % (cat, unit.replace("/", "per")),
+                    svg.bar_chart("%s (%s)" % (cat, unit), unit,
+                                  [(l, b) for l, b, _ in groups], names, note),
+                    "%s: %d results in %s" % (cat, len(groups), unit))
+    # Curves over size: one chart per (bench, metric) sweep.
+    sweeps: dict[tuple, list] = {}
+    for row in rows:
+        if row.shape == "sweep":
+            sweeps.setdefault((row.bench, row.metric), []).append(row)
+    for (bench, metric), srows in sweeps.items():
+        first = srows[0]
+        series = []
+        for i in range(len(cmp.runs)):
+            pts = [(float(r.x), r.cells[i].median, r.cells[i].ci_low, r.cells[i].ci_high)
+                   for r in srows if r.x is not None and r.cells[i] is not None
+                   and r.cells[i].status == "ok" and r.cells[i].median is not None]
+            if pts:
+                series.append((i, names[i], pts))
+        if not series:
+            continue
+        title = bench if metric in ("latency", "value") else "%s %s" % (bench, metric)
+        page.figure(title, svg.line_chart(
+            title, first.x_name or "x", "%s (%s)" % (metric, first.unit), series,
+            "median with 95%% interval band; %s is better" % first.better),
+            "%s over %s, %d points per run" % (title, first.x_name or "x", len(srows)))
+    # Scalability scatters: every run's points, fitted curve and class.
+    for row in rows:
+        if row.shape != "scatter":
+            continue
+        series = []
+        for i, c in enumerate(row.cells):
+            if c is None or c.status != "ok" or c.result is None:
+                continue
+            pts = [(float(s.x), s.value) for s in c.result.samples if s.x is not None]
+            if not pts:
+                continue
+            curve = (c.result.extra or {}).get("curve") or {}
+            fit = _fit_points(curve, [x for x, _ in pts])
+            series.append((i, names[i], pts, fit, curve.get("class")))
+        if series:
+            title = row.label
+            page.figure(title, svg.scatter_chart(
+                title, row.x_name or "x", "%s (%s)" % (row.metric, row.unit), series,
+                "every operation of every repetition; dashed: fitted curve"),
+                "%s: %s" % (title, ", ".join("%s %s" % (n, cls or "unclassified")
+                                             for _, n, _, _, cls in series)))
+
+
+def _runs_table(cmp) -> str:
+    rows = []
+    for i, r in enumerate(cmp.runs):
+        si = r.sysinfo or {}
+        cpu = si.get("cpu") if isinstance(si.get("cpu"), dict) else {}
+        os_ = si.get("os")
+        os_s = os_.get("name", "") if isinstance(os_, dict) else str(os_ or "")
+        kernel = si.get("kernel")
+        kernel = kernel.get("release") if isinstance(kernel, dict) else kernel
+        rows.append(["<td>%s%s</td>" % (_swatch(i), escape(r.name))] + [
+            "<td>%s</td>" % escape(str(v)) for v in (
+                r.id, r.started, r.suite or "—", "yes" if r.smoke else "no",
+                os_s or "—", kernel or "—", cpu.get("model") or "—",
+                "baseline" if i == cmp.baseline else "")])
+    return _table(["run", "id", "started", "suite", "smoke", "OS", "kernel", "CPU", ""], rows,
+                  raw=True)
+
+
+def render(cmp, references: bool = False, title: str = "osmeter report") -> tuple[str, list]:
+    """(HTML text, [(figure file name, svg text)])."""
+    page = Page()
+    multi = len(cmp.runs) > 1
+    page.add("<h1>%s</h1>" % escape(title))
+    page.add('<p class="meta">Generated %s by osmeter. %d run(s), %d results.</p>' % (
+        datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs), len(cmp.rows)))
+    page.add(_runs_table(cmp))
+    links = ([("differs", "What differs")] if multi else []) + \
+        ([("indices", "Indices")] if multi and cmp.index else []) + \
+        [("cat-" + slug(c), c) for c in cmp.categories] + \
+        ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
+        ([("studies", "Against the studies")] if references else [])
+    page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
+        '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
+    page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
+    for w in cmp.warnings:
+        page.add('<div class="warn">%s</div>' % escape(w))
+    if multi:
+        page.add('<h2 id="differs">What differs between the systems</h2>')
+        page.add('<p class="note">%d recorded metadata keys are equal.</p>' % cmp.meta_same)
+        if cmp.meta_diff:
+            page.add(_table(["key"] + cmp.names, [[k] + v for k, v in cmp.meta_diff]))
+        else:
+            page.add("<p>Nothing recorded differs.</p>")
+    else:
+        meta = cmpmod.run_metadata(cmp.runs[0])
+        page.add("<details><summary>System information (%d keys)</summary>%s</details>" % (
+            len(meta), _table(["key", "value"], [[k, v] for k, v in sorted(meta.items())])))
+    if multi and cmp.index:
+        page.add('<h2 id="indices">Indices</h2>')
+        page.add('<p class="note">Geometric mean of the ratios to the baseline %s, per category '
+                 'and overall (each benchmark metric weighs the same; a sweep counts once); '
+                 '&gt; 1 = better.</p>' % escape(repr(cmp.names[cmp.baseline])))
+        irows = [[c, str(cmp.index_counts[c])] + [fmt_ratio(v) for v in cmp.index[c]]
+                 for c in cmp.categories if c in cmp.index]
+        irows.append(["overall", str(sum(cmp.index_counts.values()))] +
+                     [fmt_ratio(v) for v in cmp.overall])
+        page.add(_table(["category", "metrics"] + cmp.names, irows))
+        groups = [(c, [(i, v, None, None) for i, v in enumerate(cmp.index[c])])
+                  for c in cmp.categories if c in cmp.index]
+        groups.append(("overall", [(i, v, None, None) for i, v in enumerate(cmp.overall)]))
+        page.figure("indices", svg.bar_chart("Indices relative to %s" % cmp.names[cmp.baseline],
+                                             "ratio (> 1 = better)", groups, cmp.names,
+                                             "geometric mean of ratios; dashed line = baseline",
+                                             reference=1.0), "per-category indices")
+    for cat in cmp.categories:
+        page.add('<h2 id="cat-%s">%s</h2>' % (escape(slug(cat)), escape(cat)))
+        page.add(_table(_head(cmp), _rows_html(cmp, cmp.rows_in(cat)), raw=True))
+        before = len(page.parts)
+        page.add('<div class="figs">')
+        _category_figures(page, cmp, cat)
+        if len(page.parts) == before + 1:
+            page.parts.pop()
+        else:
+            page.add("</div>")
+    mt = cmpmod.mips_relative_table(cmp)
+    if mt:
+        page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
+        page.add('<p class="note">Each ratio divided by the ratio of the machines\' raw CPU '
+                 'speed (cpu.integer): 1 = the operation sped up exactly as much as plain '
+                 'integer code; &lt; 1 = the OS did not keep up. cpu.integer (Mops/s): %s.</p>'
+                 % escape(", ".join("%s %s" % (n, fmt(s)) for n, s in zip(cmp.names,
+                                                                          cmp.cpu_speed))))
+        page.add(_table(["benchmark"] + cmp.names,
+                        [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
+    if references:
+        _references(page, cmp)
+    html = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
+            % (escape(title), CSS, "\n".join(page.parts)))
+    return html, page.figures
+
+
+def write(cmp, path: str, references: bool = False, figures_dir: str | None = None,
+          title: str = "osmeter report") -> list[str]:
+    """Write the report (and each figure as an SVG file when figures_dir is given);
+    returns the figures' file names.  The runner can call this after a run."""
+    import os
+    text, figures = render(cmp, references, title)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    if figures_dir:
+        os.makedirs(figures_dir, exist_ok=True)
+        for name, svg_text in figures:
+            with open(os.path.join(figures_dir, name), "w", encoding="utf-8") as f:
+                f.write('<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
+    return [name for name, _ in figures]
+
+
+def _references(page: Page, cmp) -> None:
+    page.add('<h2 id="studies">Against the studies</h2>')
+    page.add('<p class="note">Published numbers from the seed studies next to this run; '
+             'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
+             'measured by an unnamed tool.</p>')
+    rows = []
+    chart_groups = []
+    for rr in refs.against(cmp.runs):
+        if all(v is None for v in rr.ours):
+            continue
+        r = rr.ref
+        row = [r.study, r.source, r.system, r.machine,
+               "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)]
+        for v, up in zip(rr.ours, rr.speedups):
+            row += ["%s %s" % (fmt(v), r.unit) if v is not None else "—",
+                    "×" + fmt(up) if up is not None else "—"]
+        cells = ["<td>%s</td>" % escape(c) for c in row]
+        cells.append('<td class="wrap">%s</td>' % escape(
+            r.quantity + (" (related: %s)" % r.bench if r.related else "")))
+        rows.append(cells)
+        if rr.speedups[0] is not None:
+            chart_groups.append(("%s %s: %s" % (r.study, r.system, r.quantity[:22]),
+                                 [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
+    if not rows:
+        page.add("<p>None of the benchmarks in the study tables were measured in these runs.</p>")
+    else:
+        page.add(_table(["study", "source", "system", "machine", "published"] +
+                        sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"], rows,
+                        raw=True))
+        page.figure("references_speedup", svg.bar_chart(
+            "Speed-up over the published systems", "times faster", chart_groups[:24],
+            cmp.names, "this machine's median / the study's number; dashed line = equal",
+            reference=1.0), "speed-up over the studies' machines")
+    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
+        page.add("<h3>Ousterhout 1990 %s: %s</h3>" % (escape(mt.table), escape(mt.caption)))
+        trows = [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
+        trows += [["this machine: %s" % n, "%s *" % fmt(m), fmt(v), fmt(mr)]
+                  for n, m, v, mr in mt.ours]
+        page.add(_table(["system", "MIPS", "%s (%s)" % (mt.quantity, mt.unit),
+                         "MIPS-relative speed"], trows))
+        if not mt.ours:
+            page.add('<p class="note">No row for this machine: the run lacks this benchmark '
+                     'or cpu.integer.</p>')
+    page.add('<p class="note">* %s MIPS-relative = (T_Sun3 / T_machine) / (MIPS_machine / '
+             'MIPS_Sun3) for times, (B_machine / B_Sun3) / (MIPS_machine / MIPS_Sun3) for '
+             'bandwidths, with Sun3 SunOS 3.5 as the reference (1.8 MIPS).</p>'
+             % escape(refs.STAND_IN))

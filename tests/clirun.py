@@ -1,0 +1,22 @@
+"""Running the osmeter CLI as a user would, in a subprocess."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def osmeter(*args, db=None, check=None, timeout=300, env=None, **kw):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(REPO) + os.pathsep + e.get("PYTHONPATH", "")
+    if db is not None:
+        e["OSMETER_DB"] = str(db)
+    if env:
+        e.update(env)
+    r = subprocess.run([sys.executable, "-m", "osmeter", *map(str, args)], capture_output=True,
+                       text=True, timeout=timeout, env=e, **kw)
+    if check is not None:
+        assert r.returncode == check, "exit %d\nstdout:\n%s\nstderr:\n%s" % (
+            r.returncode, r.stdout, r.stderr)
+    return r

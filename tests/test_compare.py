@@ -1,0 +1,389 @@
+"""Comparison: the significance test, verdicts, indices, metadata diff, exports, the CLI,
+and the reference data from the seed studies."""
+import csv
+import io
+import json
+import math
+import random
+
+import pytest
+
+from osmeter import cli, compare, exchange
+from osmeter import references as refs
+from osmeter import significance as sig
+from osmeter.report import tables
+from synth import make_run
+
+
+# ---- Mann-Whitney U ---------------------------------------------------------------------
+
+def test_mann_whitney_exact_matches_the_counting_argument():
+    # Complete separation: only 2 of C(m+n, m) arrangements are as extreme.
+    u, p = sig.mann_whitney_u([1, 2, 3], [4, 5, 6])
+    assert u == 0 and p == pytest.approx(2 / math.comb(6, 3))
+    u, p = sig.mann_whitney_u(list(range(10, 20)), list(range(10)))
+    assert u == 100 and p == pytest.approx(2 / math.comb(20, 10))
+    # One-sided: x larger.
+    _, p = sig.mann_whitney_u([4, 5, 6], [1, 2, 3], "greater")
+    assert p == pytest.approx(1 / 20)
+    _, p = sig.mann_whitney_u([4, 5, 6], [1, 2, 3], "less")
+    assert p == 1.0
+
+
+def test_mann_whitney_textbook_value():
+    # U of the first sample = 3 for these two samples (hand count: 3 pairs where x > y).
+    x, y = [1.1, 2.2, 3.3, 7.7], [4.4, 5.5, 6.6, 8.8, 9.9]
+    u, p = sig.mann_whitney_u(x, y)
+    assert u == 3
+    counts = sig._u_counts(4, 5)
+    assert sum(counts) == math.comb(9, 4)
+    assert p == pytest.approx(2 * sum(counts[:4]) / sum(counts))
+
+
+def test_normal_approximation_agrees_with_exact():
+    rng = random.Random(7)
+    x = [rng.gauss(0, 1) for _ in range(25)]
+    y = [rng.gauss(0.6, 1) for _ in range(25)]
+    _, exact = sig.mann_whitney_u(x, y)
+    old = sig.EXACT_LIMIT
+    sig.EXACT_LIMIT = 0
+    try:
+        _, approx = sig.mann_whitney_u(x, y)
+    finally:
+        sig.EXACT_LIMIT = old
+    assert 0 < exact < 0.2
+    assert approx == pytest.approx(exact, rel=0.1)
+
+
+def test_ties_use_the_corrected_normal_approximation():
+    _, p = sig.mann_whitney_u([1, 1, 2, 2, 3], [1, 2, 2, 3, 3])
+    assert 0.3 < p <= 1.0
+    _, p = sig.mann_whitney_u([5, 5, 5], [5, 5, 5])
+    assert p == 1.0
+
+
+def test_false_positive_rate_is_about_alpha_when_there_is_no_difference():
+    rng = random.Random(1)
+    trials, hits = 400, 0
+    for _ in range(trials):
+        a = [rng.lognormvariate(0, 0.1) for _ in range(8)]
+        b = [rng.lognormvariate(0, 0.1) for _ in range(8)]
+        hits += sig.compare_values(a, b, "lower", min_effect=0).significant
+    assert 0.01 < hits / trials < 0.09, hits
+
+
+def test_known_difference_is_found_in_the_right_direction():
+    rng = random.Random(2)
+    base = [100 * rng.gauss(1, 0.02) for _ in range(5)]
+    slower = [110 * rng.gauss(1, 0.02) for _ in range(5)]
+    v = sig.compare_values(base, slower, "lower")
+    assert v.significant and v.word == "worse" and v.ratio < 0.95 and v.p < 0.05
+    v = sig.compare_values(base, slower, "higher")          # bandwidth: more is better
+    assert v.significant and v.word == "better" and v.ratio > 1.05
+
+
+def test_too_few_repetitions_is_said_not_hidden():
+    v = sig.compare_values([100, 101, 102], [200, 201, 202], "lower")
+    assert not v.significant and v.word == "too few repetitions"
+    assert "smallest possible p" in v.detail
+    assert sig.min_p_value(3, 3) == pytest.approx(0.1)
+    assert sig.min_p_value(4, 4) < 0.05
+
+
+def test_small_consistent_difference_below_min_effect_is_no_clear_difference():
+    base = [100.0, 100.1, 100.2, 100.3, 100.4]
+    other = [v * 1.005 for v in base]                         # 0.5% slower, always
+    v = sig.compare_values(base, [o + 0.45 for o in other], "lower")
+    assert v.word == "no clear difference"
+    assert not v.significant
+
+
+def test_regression_gate_threshold():
+    rng = random.Random(3)
+    base = [100 * rng.gauss(1, 0.01) for _ in range(6)]
+    slower = [115 * rng.gauss(1, 0.01) for _ in range(6)]
+    assert sig.slower_beyond(base, slower, "lower", 5)[0]
+    assert not sig.slower_beyond(base, slower, "lower", 25)[0]
+    # For a rate the same slowdown is a lower value.
+    assert sig.slower_beyond(base, [100 * 100 / v for v in slower], "higher", 5)[0]
+    assert not sig.slower_beyond(base, base, "lower", 0)[0]
+
+
+def test_geometric_mean():
+    assert sig.geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+    assert sig.geometric_mean([]) is None
+
+
+# ---- comparisons of runs ------------------------------------------------------------------
+
+def test_twice_as_fast_run_has_index_two_and_wins_everywhere():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=2.0, seed=2, noise=0.002, cpu_rate=16000.0)
+    cmp = compare.compare([a, b])
+    assert cmp.overall[0] == pytest.approx(1.0)
+    assert cmp.overall[1] == pytest.approx(2.0, rel=0.02)
+    for cat in ("syscall", "ctx", "fs", "mem"):
+        assert cmp.index[cat][1] == pytest.approx(2.0, rel=0.02)
+    # A sweep counts once in its category, whatever its number of points.
+    assert cmp.index_counts["mem"] == 1 and cmp.index_counts["fs"] == 2
+    # cpu.integer is the yardstick, not part of the index.
+    assert "cpu" not in cmp.index
+    for row in cmp.rows:
+        if row.shape == "point" and row.bench != "cpu.integer":
+            assert row.winner == 1 and row.loser == 0, row.label
+            assert row.cells[1].verdict.word == "better"
+            # Twice as fast on a CPU twice as fast: the OS kept pace.
+            assert row.cells[1].mips_relative == pytest.approx(1.0, rel=0.03)
+
+
+def test_equal_runs_have_no_winner():
+    a = make_run("ra", "A", seed=1)
+    b = make_run("rb", "B", seed=2)
+    cmp = compare.compare([a, b])
+    significant = [r for r in cmp.rows if r.winner is not None or r.loser is not None]
+    # Two draws from one distribution: a false verdict is possible but rare.
+    assert len(significant) <= 2, [r.label for r in significant]
+    assert cmp.overall[1] == pytest.approx(1.0, abs=0.03)
+
+
+def test_three_runs_winner_and_loser_need_significance():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=1.5, seed=2, noise=0.002)
+    c = make_run("rc", "C", speed=0.5, seed=3, noise=0.002)
+    cmp = compare.compare([a, b, c], baseline=0)
+    row = next(r for r in cmp.rows if r.bench == "syscall.getpid")
+    assert (row.winner, row.loser) == (1, 2)
+    assert row.cells[2].ratio == pytest.approx(0.5, rel=0.02)
+
+
+def test_baseline_choice_orients_ratios():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=2.0, seed=2, noise=0.002)
+    cmp = compare.compare([a, b], baseline=1)
+    row = next(r for r in cmp.rows if r.bench == "syscall.getpid")
+    assert row.cells[1].ratio == 1.0 and row.cells[0].ratio == pytest.approx(0.5, rel=0.02)
+    mem = next(r for r in cmp.rows if r.bench == "mem.read")     # higher is better
+    assert mem.cells[0].ratio == pytest.approx(0.5, rel=0.02)
+
+
+def test_regressions_listed_only_beyond_threshold():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=1 / 1.15, seed=2, noise=0.002)     # 15% slower
+    cmp = compare.compare([a, b], fail_on_slower=5)
+    assert cmp.regressions
+    assert all(10 < pct < 20 for _, _, pct, _ in cmp.regressions)
+    assert not compare.compare([a, b], fail_on_slower=30).regressions
+
+
+def test_metadata_diff_shows_what_differs_and_skips_volatile_keys():
+    a = make_run("ra", "A", seed=1, kernel="6.1.0")
+    b = make_run("rb", "B", seed=2, kernel="6.6.0")
+    b.sysinfo["libc"] = "musl 1.2.4"
+    diff, same = compare.metadata_diff([a, b])
+    keys = dict(diff)
+    assert keys["kernel"] == ["6.1.0", "6.6.0"]
+    assert keys["libc"] == ["glibc 2.36", "musl 1.2.4"]
+    assert "uptime_s" not in keys and "run.started" not in keys
+    assert "cpu.model" not in keys and same > 5
+    assert compare.flatten({"cpu": {"caches": [{"level": 1}, {"level": 2}]}, "x": [1, 2]}) == {
+        "cpu.caches.0.level": "1", "cpu.caches.1.level": "2", "x": "1, 2"}
+
+
+def test_smoke_runs_are_never_compared_with_real_ones():
+    real = make_run("ra", "A", seed=1)
+    smoke = make_run("rs", "S", seed=2, smoke=True)
+    with pytest.raises(compare.CompareError, match="smoke"):
+        compare.compare([real, smoke])
+    compare.compare([smoke, make_run("rt", "T", seed=3, smoke=True)])   # smoke vs smoke: fine
+
+
+def test_differing_parameters_are_flagged():
+    a = make_run("ra", "A", seed=1)
+    b = make_run("rb", "B", seed=2)
+    next(r for r in b.results if r.bench == "syscall.getpid").params["size"] = "64"
+    cmp = compare.compare([a, b])
+    row = next(r for r in cmp.rows if r.bench == "syscall.getpid")
+    assert any("size" in n for n in row.notes)
+
+
+# ---- exports ------------------------------------------------------------------------------
+
+@pytest.fixture
+def three():
+    return compare.compare([make_run("ra", "A", seed=1), make_run("rb", "B", speed=1.3, seed=2),
+                            make_run("rc", "C", seed=3)], fail_on_slower=5)
+
+
+def test_terminal_export(three):
+    text = tables.terminal(three, references=True)
+    for cat in three.categories:
+        assert "== %s ==" % cat in text
+    assert "> 1 = better" in text and "Mann-Whitney" in text
+    assert "Indices" in text and "overall" in text
+    assert "DECstation 3100" in text and "MIPS-relative" in text
+
+
+def test_markdown_export(three):
+    md = tables.markdown(three)
+    assert md.startswith("# osmeter comparison")
+    header = next(l for l in md.splitlines() if l.startswith("| benchmark"))
+    sep = md.splitlines()[md.splitlines().index(header) + 1]
+    assert sep.count("---") == header.count("|") - 1
+    assert "## Indices" in md
+
+
+def test_csv_export(three):
+    rows = list(csv.DictReader(io.StringIO(tables.csv_text(three))))
+    assert set(rows[0]) == set(tables.CSV_FIELDS)
+    assert len(rows) == sum(1 for r in three.rows for c in r.cells if c is not None)
+    getpid = [r for r in rows if r["bench"] == "syscall.getpid"]
+    assert [r["baseline"] for r in getpid] == ["1", "0", "0"]
+    assert float(getpid[1]["ratio"]) > 1.2 and getpid[1]["verdict"] == "better"
+    assert getpid[1]["winner"] == "1"
+
+
+def test_json_export(three):
+    d = json.loads(tables.json_text(three, references=True))
+    assert d["format"] == "osmeter.comparison" and d["baseline"] == "ra"
+    assert "Mann-Whitney" in d["test"]
+    assert d["overall_index"][1] > 1.2
+    assert len(d["rows"]) == len(three.rows)
+    assert d["regression_gate"]["fail_on_slower_pct"] == 5
+    o90 = [t for t in d["ousterhout_mips_relative"] if t["table"] == "Table 2"][0]
+    assert len(o90["this_machine"]) == 3 and "cpu.integer" in o90["mips_stand_in"]
+
+
+# ---- the command line ---------------------------------------------------------------------
+
+def _files(tmp_path, *runs):
+    paths = []
+    for run in runs:
+        p = tmp_path / ("%s.json" % run.id)
+        exchange.write_run_file(run, p)
+        paths.append(str(p))
+    return paths
+
+
+def test_cli_compare_formats_and_gate(tmp_path, capsys):
+    a, b = _files(tmp_path, make_run("ra", "A", seed=1, noise=0.002),
+                  make_run("rb", "B", speed=1 / 1.2, seed=2, noise=0.002))
+    db = str(tmp_path / "db.sqlite")
+    assert cli.main(["--db", db, "compare", a, b, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][1]["id"] == "rb"
+    assert cli.main(["--db", db, "compare", a, b, "--csv", "-o", str(tmp_path / "c.csv")]) == 0
+    assert (tmp_path / "c.csv").read_text().startswith("category,bench")
+    # 20% slower: the gate at 10% fails and lists the slowdowns on stderr.
+    assert cli.main(["--db", db, "compare", "--baseline", a, b, "--fail-on-slower", "10"]) == 1
+    captured = capsys.readouterr()
+    assert "regression: syscall.getpid" in captured.err and "SLOWER" in captured.out
+    assert cli.main(["--db", db, "compare", a, b, "--fail-on-slower", "40"]) == 0
+
+
+def test_cli_compare_refuses_bad_input(tmp_path, capsys):
+    a, s = _files(tmp_path, make_run("ra", "A", seed=1), make_run("rs", "S", seed=2, smoke=True))
+    db = str(tmp_path / "db.sqlite")
+    assert cli.main(["--db", db, "compare", a, s]) == 2
+    assert "smoke" in capsys.readouterr().err
+    assert cli.main(["--db", db, "compare", a]) == 2
+    assert "two runs" in capsys.readouterr().err
+    assert cli.main(["--db", db, "compare", a, "no-such-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("osmeter: error:") and len(err.strip().splitlines()) == 1
+    assert cli.main(["--db", db, "compare", a, a, "--alpha", "2"]) == 2
+    # One run against the studies is fine.
+    assert cli.main(["--db", db, "compare", a, "--references"]) == 0
+    assert "Pentium" in capsys.readouterr().out
+
+
+def test_cli_compare_from_the_store(tmp_path, capsys):
+    from osmeter.store import Store
+    db = str(tmp_path / "db.sqlite")
+    store = Store(db)
+    store.save_run(make_run("20261122-080000-aaaa", "before", seed=1))
+    store.save_run(make_run("20261122-090000-bbbb", "after", seed=2))
+    store.close()
+    assert cli.main(["--db", db, "compare", "before", "after", "--md"]) == 0
+    assert "| syscall.getpid" in capsys.readouterr().out
+
+
+# ---- references ---------------------------------------------------------------------------
+
+def test_reference_data_is_the_published_tables():
+    by = {(r.study, r.source, r.system, r.bench): r for r in refs.references()}
+    ds = by[("O90", "Table 2", "DS3100 Ultrix 3.1", "syscall.getpid")]
+    assert (ds.value, ds.unit, ds.machine) == (25, "us", "DECstation 3100")
+    assert by[("MG05", "Table 1", "NetBSD 2.0", "syscall.getpid")].value == 0.368
+    lb = by[("LB96", "§5 (prose)", "Linux 1.2.8", "ctx.pipe_pingpong")]
+    assert lb.value == 55 and "Pentium" in lb.machine
+    assert not any("Remote" in r.system for r in refs.references())
+    assert refs.o90_mips()["Sun3"] == 1.8
+
+
+def test_mips_relative_formula_reproduces_ousterhout():
+    mips = refs.o90_mips()
+    checked = 0
+    for table in refs.O90_MIPS_TABLES:
+        rows = [r for r in refs.references() if r.source == table and r.mips_relative is not None]
+        ref_unix = next(r for r in rows if r.system == "Sun3 SunOS 3.5")
+        ref_sprite = next(r for r in rows if r.system == "Sun3 Sprite")
+        for r in rows:
+            if table == "Table 2" and r.system.startswith("MVAX2"):
+                continue        # printed 0.9; the formula gives 1.04 (a known misprint)
+            ref = ref_sprite if "Sprite" in r.system else ref_unix
+            got = refs.mips_relative(ref.value, r.value, r.better, mips[r.system.split()[0]],
+                                     mips["Sun3"])
+            assert got == pytest.approx(r.mips_relative, abs=0.0151), (table, r.system)
+            checked += 1
+    assert checked >= 30
+
+
+def test_run_against_references_and_units():
+    run = make_run("ra", "A", seed=1, noise=0.0001)
+    rows = refs.against([run])
+    ds = next(rr for rr in rows if rr.ref.source == "Table 2"
+              and rr.ref.system == "DS3100 Ultrix 3.1")
+    assert ds.ours[0] == pytest.approx(0.055, rel=0.01)          # 55 ns in µs
+    assert ds.speedups[0] == pytest.approx(25 / 0.055, rel=0.01)
+    foo = next(rr for rr in rows if rr.ref.source == "Table 9" and rr.ref.metric == "foo"
+               and rr.ref.system.startswith("DS3100 Ultrix"))
+    assert foo.ours[0] == pytest.approx(0.0009, rel=0.02)          # 900 ns in ms
+    assert refs.convert(1, "Mbit/s", "MB/s") == pytest.approx(0.125)
+    assert refs.convert(1, "ns", "MB/s") is None
+    t2 = next(t for t in refs.ousterhout_tables([run], [8000.0]) if t.table == "Table 2")
+    name, speed, value, mrel = t2.ours[0]
+    assert mrel == pytest.approx((108 / value) / (8000.0 / 1.8))
+
+
+# ---- the raw-speed measure ------------------------------------------------------------------
+
+def test_cpu_integer_reports_a_plausible_rate(smoke):
+    inv = smoke("cpu.integer")
+    values = inv.values("rate")
+    assert len(values) == 2
+    # Millions of integer operations per second: far above a 1990 workstation's few
+    # MIPS on anything that runs this, far below a million-fold.
+    assert all(50 < v < 1_000_000 for v in values), values
+    assert inv.header["metrics"][0]["unit"] == "Mops/s"
+    assert inv.header["metrics"][0]["better"] == "higher"
+    assert inv.notes["ops_per_iteration"] == "12"
+    assert int(inv.notes["iterations_per_batch"]) > 1000
+
+
+def test_missing_skipped_and_failed_results_are_shown_not_counted():
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=2.0, seed=2, noise=0.002)
+    b.results = [r for r in b.results if r.bench != "syscall.read"]          # not run in B
+    getpid = next(r for r in b.results if r.bench == "syscall.getpid")
+    getpid.status, getpid.reason, getpid.samples, getpid.summary = "skipped", "no getpid", [], {}
+    cmp = compare.compare([a, b])
+    read = next(r for r in cmp.rows if r.bench == "syscall.read")
+    assert read.cells[1] is None and read.winner is None
+    row = next(r for r in cmp.rows if r.bench == "syscall.getpid")
+    assert row.cells[1].status == "skipped" and row.cells[1].ratio is None
+    assert any("no getpid" in n for n in row.notes)
+    assert "syscall" not in cmp.index          # nothing both runs measured in that category
+    text = tables.terminal(cmp)
+    assert "not run" in text and "skipped" in text
+    json.loads(tables.json_text(cmp))
+    from osmeter.report import html
+    assert "skipped" in html.render(cmp)[0]

@@ -1,0 +1,69 @@
+"""Context switches, process life cycle, signals and readiness checks at smoke size."""
+import pytest
+
+
+def test_pingpong_reports_round_trip_and_its_parts(smoke):
+    inv = smoke("ctx.pipe_pingpong")
+    rt, ps, self_, est = (inv.values(m) for m in
+                          ("round_trip", "per_switch", "pipe_self", "switch_minus_pipe"))
+    assert len(rt) == 2
+    for r, p, s, e in zip(rt, ps, self_, est):
+        assert p == pytest.approx(r / 2)
+        assert e == pytest.approx((r - 2 * s) / 2)
+        assert 100 < r < 50_000_000 and s > 0
+    assert inv.notes["placement"].startswith("all processes pinned")
+
+
+def test_unpinned_placement_is_recorded(smoke):
+    assert "unpinned" in smoke("ctx.pipe_pingpong", pin="none").notes["placement"]
+
+
+@pytest.mark.parametrize("bench", ["ctx.pipe_ring", "ctx.pipe_chain_lifo"])
+def test_token_sweeps_cover_every_n(smoke, bench):
+    inv = smoke(bench, n="2,3,9")
+    for n in (2, 3, 9):
+        vals = inv.values("per_switch", n)
+        assert len(vals) == 2 and all(50 < v < 50_000_000 for v in vals)
+
+
+def test_ring_refuses_more_processes_than_allowed(smoke):
+    inv = smoke("ctx.pipe_ring", expect="failed", n="4097")
+    assert "out of range" in inv.reason
+
+
+@pytest.mark.parametrize("bench", ["proc.fork.dynamic", "proc.fork.static", "proc.exit.dynamic",
+                                   "proc.exit.static", "proc.exec.dynamic", "proc.exec.static",
+                                   "proc.fork_exit", "proc.fork_exec_exit", "proc.shell"])
+def test_process_lifecycle_is_plausible(smoke, bench):
+    inv = smoke(bench)
+    assert inv.header["static"] == bench.endswith(".static")
+    assert inv.notes["linkage"] == ("static" if bench.endswith(".static") else "dynamic")
+    # A process costs microseconds to milliseconds, never nothing and never seconds.
+    assert all(1_000 < v < 1_000_000_000 for v in inv.values("latency")), inv.samples
+
+
+def test_exec_costs_more_than_fork(smoke):
+    fork = min(smoke("proc.fork.dynamic", samples=3).values("latency"))
+    exec_ = min(smoke("proc.exec.dynamic", samples=3).values("latency"))
+    assert exec_ > fork
+
+
+def test_signal_install_and_catch(smoke):
+    inv = smoke("lat.signal")
+    assert all(10 < v < 1_000_000 for v in inv.values("install") + inv.values("catch"))
+    assert min(inv.values("catch")) > min(inv.values("install"))
+
+
+@pytest.mark.parametrize("bench", ["syscall.select", "syscall.poll", "syscall.epoll"])
+def test_readiness_checks_report_three_configurations(smoke, bench):
+    inv = smoke(bench)
+    for metric in ("1_empty", "10_empty", "10_full"):
+        assert all(10 < v < 1_000_000 for v in inv.values(metric))
+
+
+def test_kqueue_is_skipped_with_a_reason_on_linux(smoke):
+    import sys
+    if not sys.platform.startswith("linux"):
+        pytest.skip("kqueue exists here")
+    inv = smoke("syscall.kqueue", expect="skipped")
+    assert "kqueue is not available" in inv.reason and not inv.samples

@@ -1,0 +1,135 @@
+"""The HTML report and its SVG figures, without a browser (see test_report_browser.py)."""
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from osmeter import cli, compare, exchange
+from osmeter.report import html, svg
+from synth import make_run
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def runs3():
+    return [make_run("ra", "linux-a", seed=1),
+            make_run("rb", "linux-b", speed=1.3, seed=2, kernel="6.6.0", curve_class="O(n)",
+                     slope=4.0),
+            make_run("rc", "linux-c", seed=3)]
+
+
+def test_report_is_self_contained():
+    text, figures = html.render(compare.compare(runs3()), references=True)
+    assert text.startswith("<!DOCTYPE html>")
+    assert "<script" not in text.lower() and "<link" not in text.lower()
+    # The only URL is the SVG namespace name, which is never fetched.
+    urls = set(re.findall(r"""(?:https?:)?//[^\s"'<>)]+""", text))
+    assert urls <= {"http://www.w3.org/2000/svg"}, urls
+    assert "@import" not in text and "url(" not in text
+    assert text.count("<svg") == len(figures) >= 6
+
+
+def test_every_kind_of_figure_is_there():
+    text, figures = html.render(compare.compare(runs3()), references=True)
+    kinds = [re.search(r'data-kind="(\w+)"', s).group(1) for _, s in figures]
+    assert kinds.count("sweep") == 1 and kinds.count("scatter") == 1
+    assert kinds.count("bar") >= 4           # indices, per-category bars, references
+    names = [n for n, _ in figures]
+    assert len(set(names)) == len(names) and all(n.endswith(".svg") for n in names)
+    # Each figure is well-formed XML with a title and a non-zero drawing size.
+    for _, s in figures:
+        root = ET.fromstring(s)
+        assert root.find(SVG_NS + "title").text
+        _, _, w, h = (float(v) for v in root.get("viewBox").split())
+        assert w > 100 and h > 100
+
+
+def test_sweep_has_log_x_and_one_line_per_run():
+    text, figures = html.render(compare.compare(runs3()))
+    sweep = next(s for _, s in figures if 'data-kind="sweep"' in s)
+    assert "(log scale)" in sweep
+    assert sweep.count('class="series"') == 3
+    assert "4K" in sweep or "1M" in sweep or "1k" in sweep
+
+
+def test_scatter_has_every_point_the_fit_and_the_class():
+    cmp = compare.compare(runs3())
+    _, figures = html.render(cmp)
+    scatter = next(s for _, s in figures if 'data-kind="scatter"' in s)
+    root = ET.fromstring(scatter)
+    groups = [g for g in root.iter(SVG_NS + "g") if g.get("class") == "points"]
+    assert len(groups) == 3
+    n_points = sum(1 for s in runs3()[0].results if s.shape == "scatter" for _ in s.samples)
+    assert sum(len(g.findall(SVG_NS + "circle")) for g in groups) == 3 * n_points
+    assert scatter.count('class="fit"') == 3
+    assert "linux-b: O(n)" in scatter and "linux-a: O(1)" in scatter
+
+
+def test_scatter_thins_huge_populations_and_says_so():
+    pts = [(float(i), 100.0 + i % 7) for i in range(20000)]
+    s = svg.scatter_chart("big", "n", "ns", [(0, "one", pts, None, "O(1)")])
+    assert "showing every 4th point" in s
+    assert s.count("<circle") == 5000
+
+
+def test_bar_chart_whiskers_and_log_axis():
+    s = svg.bar_chart("t", "ns", [("fast", [(0, 10.0, 9.0, 11.0)]),
+                                  ("slow", [(0, 5000.0, 4000.0, 6000.0)])], ["a"])
+    assert "(log scale)" in s
+    assert s.count('class="bar"') == 2
+    s = svg.bar_chart("t", "ns", [("x", [(0, 10.0, None, None), (1, None, None, None)])],
+                      ["a", "b"])
+    assert "not measured" in s
+
+
+def test_scale_ticks():
+    assert svg.Scale(0, 100, 0, 1).ticks() == [0, 20, 40, 60, 80, 100]
+    assert svg.Scale(1, 1e6, 0, 1, log=True).ticks() == [1, 10, 100, 1e3, 1e4, 1e5, 1e6]
+    assert svg.size_label(65536) == "64K" and svg.size_label(1 << 20) == "1M"
+
+
+def test_single_run_report_shows_system_information():
+    text, _ = html.render(compare.compare([runs3()[0]]))
+    assert "System information" in text and "What differs" not in text
+
+
+def test_report_cli_writes_html_and_figures(tmp_path, capsys):
+    from osmeter.store import Store
+    db = str(tmp_path / "db.sqlite")
+    store = Store(db)
+    for run in runs3():
+        store.save_run(run)
+    store.close()
+    out = tmp_path / "r.html"
+    figs = tmp_path / "figs"
+    assert cli.main(["--db", db, "report", "ra", "rb", "-o", str(out), "--figures", str(figs),
+                     "--references"]) == 0
+    assert "wrote" in capsys.readouterr().err
+    files = sorted(p.name for p in figs.iterdir())
+    assert len(files) >= 6 and all(f.endswith(".svg") for f in files)
+    for f in files:
+        ET.parse(figs / f)                     # valid standalone SVG documents
+    text = out.read_text()
+    assert "Against the studies" in text and "DECstation 3100" in text
+    # Default: the latest run.
+    assert cli.main(["--db", db, "report", "-o", str(tmp_path / "latest.html")]) == 0
+    assert "linux-c" in (tmp_path / "latest.html").read_text()
+
+
+def test_report_cli_refuses_smoke_with_real(tmp_path, capsys):
+    a = tmp_path / "a.json"
+    s = tmp_path / "s.json"
+    exchange.write_run_file(make_run("ra", "A", seed=1), a)
+    exchange.write_run_file(make_run("rs", "S", seed=2, smoke=True), s)
+    assert cli.main(["--db", str(tmp_path / "db"), "report", str(a), str(s),
+                     "-o", str(tmp_path / "x.html")]) == 2
+    assert "smoke" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_contents_links_point_at_sections():
+    text, _ = html.render(compare.compare(runs3()), references=True)
+    targets = re.findall(r'<a href="#([^"]+)"', text)
+    assert len(targets) >= 8
+    for t in targets:
+        assert 'id="%s"' % t in text, t
