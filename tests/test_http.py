@@ -6,6 +6,7 @@ serve, and nothing may be left running."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import socket
@@ -49,7 +50,7 @@ def test_curve_at_small_n(smoke, bench, metric):
                                                          "epoll" if LINUX else None)
     if expected:
         assert inv.notes["mech"] == expected
-    assert "CPU 0" in inv.notes["placement"] or "unpinned" in inv.notes["placement"]
+    assert re.search(r"CPU \d|unpinned", inv.notes["placement"])
 
 
 def test_select_curve_stops_at_fd_setsize(smoke):
@@ -83,7 +84,8 @@ def test_throughput_reports_requests_and_bytes(smoke):
     inv = smoke("net.http_throughput")
     for name in ("small_requests", "large_requests", "small_bandwidth", "large_bandwidth"):
         values = inv.values(name)
-        assert len(values) == 2 and all(v > 0 for v in values), (name, values)
+        # An interval may see nothing on a starved machine; the run as a whole may not.
+        assert len(values) == 2 and min(values) >= 0 and sum(values) > 0, (name, values)
     # Bytes per response: the body size, within what responses in flight can skew.
     small = sum(inv.values("small_bandwidth")) * 1e6 / sum(inv.values("small_requests"))
     assert 0.5 * 1024 < small < 2 * 1024

@@ -33,6 +33,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,35 +88,35 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
-/* Placement: "same" = both on CPU 0 (the studies' uniprocessors), "split" = server on
- * CPU 0 and clients on the others, "none" = the scheduler decides.  Returns the CPU for
- * the server (-1: unpinned) and notes what was done. */
-static int placement(struct om_ctx *ctx, const char *pin, int *client_cpu)
+/* Placement ("pin"): same = server and clients on one CPU (om_apply_placement: the
+ * last one this process may use), as on the studies' uniprocessors; split = the server
+ * on that CPU and the clients on another; none = the scheduler decides.  For split,
+ * sets the two CPUs that start_server() applies (else both -1).  OM_OK or a skip. */
+static int placement(struct om_ctx *ctx, int *server_cpu, int *client_cpu)
 {
-    *client_cpu = -1;
-    if (strcmp(pin, "none") == 0) {
-        om_note(ctx, "placement", "unpinned: the scheduler places server and clients");
-        return -1;
-    }
-    if (strcmp(pin, "split") == 0 && om_ncpus() < 2) {
-        om_note(ctx, "placement", "one CPU only: split falls back to same");
-        pin = "same";
-    }
-    if (om_pin_cpu(0)) {
-        om_note(ctx, "placement", "unpinned: pinning is not supported here (%s)",
-                strerror(errno));
-        return -1;
-    }
-    *client_cpu = strcmp(pin, "same") == 0 ? 0 : 1;
-    om_note(ctx, "placement", "server on CPU 0, client%s on CPU %s", *client_cpu ? "s" : "",
-            *client_cpu ? "1 and up (round robin)" : "0");
-    return 0;
+    *server_cpu = *client_cpu = -1;
+    if (strcmp(om_str(ctx, "pin"), "split") != 0)
+        return om_apply_placement(ctx);
+    int cpus[2], n = 0;
+#ifdef __linux__
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int i = CPU_SETSIZE - 1; i >= 0 && n < 2; i--)
+            if (CPU_ISSET(i, &allowed))
+                cpus[n++] = i;
+#endif
+    if (n < 2 || om_pin_cpu(cpus[1]))
+        return om_skip(ctx, "pin=split needs two CPUs to pin to; use pin=same or pin=none");
+    *server_cpu = cpus[0];
+    *client_cpu = cpus[1];
+    om_note(ctx, "placement", "server on CPU %d, clients on CPU %d", cpus[0], cpus[1]);
+    return OM_OK;
 }
 
 /* Generate the files, listen on loopback and fork the server; waits until it serves. */
 static int start_server(struct om_ctx *ctx, struct server_child *sc, const char *mech,
                         const long long *sizes, int nsizes, int max_conns, int idle_s,
-                        int server_cpu, int want_notify)
+                        int server_cpu, int client_cpu, int want_notify)
 {
     char err[512], dir[PATH_MAX];
     memset(sc, 0, sizeof *sc);
@@ -140,8 +141,10 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
         return om_fail(ctx, "server set-up: %s", strerror(e));
     }
     if (server_cpu >= 0)
-        om_pin_cpu(server_cpu); /* the child inherits it; the caller re-pins itself */
+        om_pin_cpu(server_cpu); /* the child inherits it */
     sc->pid = om_fork();
+    if (sc->pid > 0 && client_cpu >= 0)
+        om_pin_cpu(client_cpu); /* and this process, with the clients it forks, this one */
     if (sc->pid < 0) {
         int e = errno;
         close(lfd);
@@ -343,16 +346,17 @@ static int run_curve(struct om_ctx *ctx, int time_request)
      * both need the soft descriptor limit raised; a few stay spare for stdio and pipes. */
     long long nofile = httpd_raise_nofile();
     long long cap = max, limit_by_fds = nofile - 16 - 1;
-    int client_cpu;
-    int server_cpu = placement(ctx, om_str(ctx, "pin"), &client_cpu);
+    int server_cpu, client_cpu;
+    int rc = placement(ctx, &server_cpu, &client_cpu);
+    if (rc)
+        return rc;
     struct server_child sc;
-    int rc = start_server(ctx, &sc, mech, &size, 1, (int)(max + 1), idle_s, server_cpu, 1);
+    rc = start_server(ctx, &sc, mech, &size, 1, (int)(max + 1), idle_s, server_cpu, client_cpu,
+                      1);
     if (rc) {
         stop_server(&sc);
         return rc;
     }
-    if (client_cpu >= 0)
-        om_pin_cpu(client_cpu);
     om_note(ctx, "mech", "%s", mech);
     om_note(ctx, "server_capacity", "%d connections", sc.probe->capacity);
     const char *stopped = NULL;
@@ -647,7 +651,7 @@ static void tp_totals(struct tp_shared *sh, int k, uint64_t *resp, uint64_t *byt
 
 /* Drive one file for warm-up + samples intervals; fills rates[] and bws[]. */
 static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, socklen_t alen,
-                    long long size, int clients, int conns, int client_cpu, int samples,
+                    long long size, int clients, int conns, int samples,
                     long long interval_ms, double *rates, double *bws)
 {
     struct tp_shared *sh = shared_alloc(sizeof *sh);
@@ -664,11 +668,8 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
             rc = om_fail(ctx, "fork: %s", strerror(errno));
             break;
         }
-        if (pids[started] == 0) {
-            if (client_cpu >= 0)
-                om_pin_cpu(client_cpu == 0 ? 0 : 1 + started % (om_ncpus() - 1));
+        if (pids[started] == 0) /* placed where this process is */
             _exit(tp_client(sh, started, addr, alen, n, req, size));
-        }
     }
     uint64_t t0 = om_now_ns();
     while (rc == OM_OK && __atomic_load_n(&sh->connected, __ATOMIC_ACQUIRE) < clients) {
@@ -689,11 +690,17 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
         uint64_t b = om_now_ns();
         if (sh->error[0])
             rc = om_fail(ctx, "%s", sh->error);
-        else if (r1 == r0)
-            rc = om_fail(ctx, "no response completed in %lld ms", interval_ms);
         rates[i] = (double)(r1 - r0) * 1e9 / (double)(b - a);
         bws[i] = (double)(b1 - b0) * 1e3 / (double)(b - a); /* bytes/ns * 1e3 = MB/s */
     }
+    /* An interval without a response is a measurement (the machine was busy); a phase
+     * without any is a failure. */
+    double total = 0;
+    for (int i = 0; rc == OM_OK && i < samples; i++)
+        total += rates[i];
+    if (rc == OM_OK && total == 0)
+        rc = om_fail(ctx, "no response completed in %d intervals of %lld ms", samples,
+                     interval_ms);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < started; i++) {
         int st = 0;
@@ -769,15 +776,18 @@ static int run_throughput(struct om_ctx *ctx)
     memset(&sc, 0, sizeof sc);
     sc.pid = -1;
     sc.notify_rd = -1;
-    int client_cpu;
-    int server_cpu = placement(ctx, om_str(ctx, "pin"), &client_cpu);
+    int server_cpu, client_cpu;
+    int rc = placement(ctx, &server_cpu, &client_cpu);
+    if (rc)
+        return rc;
     if (*target) {
         if (parse_target(target, &sc.addr, &sc.addrlen))
             return om_bad_param(ctx, "target '%s': give a loopback address and port, e.g. "
                                      "127.0.0.1:8080 or [::1]:8080", target);
         om_note(ctx, "target", "%s (an external server; mech does not apply)", target);
     } else {
-        int rc = start_server(ctx, &sc, mech, sizes, 2, conns + 16, 600, server_cpu, 0);
+        rc = start_server(ctx, &sc, mech, sizes, 2, conns + 16, 600, server_cpu, client_cpu,
+                          0);
         if (rc) {
             stop_server(&sc);
             return rc;
@@ -788,9 +798,8 @@ static int run_throughput(struct om_ctx *ctx)
                            "outstanding on each", clients, clients > 1 ? "es" : "", ev_best(),
             conns);
     double rates[2][100], bws[2][100];
-    int rc = OM_OK;
     for (int f = 0; f < 2 && rc == OM_OK; f++)
-        rc = tp_phase(ctx, &sc.addr, sc.addrlen, sizes[f], clients, conns, client_cpu, samples,
+        rc = tp_phase(ctx, &sc.addr, sc.addrlen, sizes[f], clients, conns, samples,
                       interval_ms, rates[f], bws[f]);
     stop_server(&sc);
     static const char *names[2][2] = {{"small_requests", "small_bandwidth"},
@@ -817,8 +826,8 @@ static int run_throughput(struct om_ctx *ctx)
      "one timed point at every step-th idle connection: 0, step, 2*step, ..."},           \
     {"size", OM_INT, "100", NULL, NULL, 0, 1048576, NULL, "size of the file requested, bytes"}, \
     {"pin", OM_CHOICE, "same", NULL, NULL, 0, 0, "same|split|none",                        \
-     "same: server and client on CPU 0 (the studies' uniprocessors); split: server on "    \
-     "CPU 0, client on CPU 1; none: the scheduler decides"},                               \
+     "same: server and client on one CPU (the studies' uniprocessors); split: server and " \
+     "client on two CPUs; none: the scheduler decides"},                                   \
     {"idle_timeout", OM_INT, "900", NULL, NULL, 10, 86400, NULL,                           \
      "the server's keep-alive idle timeout, s (the run must end before it)"}
 
@@ -862,10 +871,10 @@ const struct om_bench om_family_http[] = {
       {"clients", OM_INT, "1", NULL, NULL, 1, MAX_CLIENTS, NULL,
        "client processes (each an event loop over its share of the connections)"},
       {"samples", OM_INT, "5", "3", "2", 1, 100, NULL, "intervals timed per file"},
-      {"interval_ms", OM_INT, "1000", "300", "50", 10, 60000, NULL,
+      {"interval_ms", OM_INT, "1000", "300", "100", 10, 60000, NULL,
        "length of one interval (one more before them warms up)"},
       {"pin", OM_CHOICE, "none", NULL, NULL, 0, 0, "same|split|none",
-       "same: all on CPU 0; split: server on CPU 0, clients on the others; none: unpinned"},
+       "same: all on one CPU; split: server on one CPU, clients on another; none: unpinned"},
       {"target", OM_STR, "", NULL, NULL, 0, 0, NULL,
        "drive an external server on loopback (host:port) with files /file-<small> and "
        "/file-<large> instead of osmeter's own (for cross-checks)"}},
