@@ -1155,14 +1155,17 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
 
 /* ==== osmeter-core httpd ================================================================= */
 
+#define HTTPD_USAGE                                                                        \
+    "osmeter-core httpd [mech=" HTTPD_MECHS "] [addr=127.0.0.1] [port=0] "                 \
+    "[files=100,1k,1m] [max_conns=10000] [max_request=8k] [idle_timeout=60] "               \
+    "[request_timeout=10] [duration=0]"
+
+/* Bad input: one line, exit status 2. */
 static int usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "osmeter-core httpd: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: osmeter-core httpd [mech=%s] [addr=127.0.0.1] [port=0] "
-                    "[files=100,1k,1m] [max_conns=10000] [max_request=8k] [idle_timeout=60] "
-                    "[request_timeout=10] [duration=0]\n",
-            HTTPD_MECHS);
+    fprintf(stderr, " (osmeter-core httpd help)\n");
     return OM_BADPARAM;
 }
 
@@ -1206,6 +1209,13 @@ int httpd_main(int argc, char **argv)
     const char *mech = "best", *addr = "127.0.0.1", *files = "100,1k,1m";
     long long port = 0, max_conns = 10000, max_request = 8192, idle = 60, request = 10,
               duration = 0;
+    if (argc == 1 && (strcmp(argv[0], "help") == 0 || strcmp(argv[0], "--help") == 0)) {
+        printf("usage: %s\n"
+               "Serves the files it generates (file-<size> for each size in files) from a "
+               "directory it owns\nand removes on exit; prints one JSON line with its address "
+               "once it serves.\n", HTTPD_USAGE);
+        return 0;
+    }
     for (int i = 0; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
         if (!eq)
@@ -1238,6 +1248,9 @@ int httpd_main(int argc, char **argv)
             return usage("bad value in '%s'", argv[i]);
         }
     }
+    unsigned char probe_addr[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, addr, probe_addr) != 1 && inet_pton(AF_INET6, addr, probe_addr) != 1)
+        return usage("addr: '%s' is not a numeric IPv4 or IPv6 address", addr);
     char err[512];
     const char *resolved = ev_resolve(mech, err, sizeof err);
     if (!resolved)
