@@ -11,11 +11,13 @@ machine hits every configuration alike:
 
 for a small (1 KiB) and a large (1 MiB) file with the same keep-alive concurrency.
 nginx runs with a configuration in a temporary directory on a free loopback port (never
-the system service) with one worker; wrk with one thread; osmeter's client with one
-process; and is stopped afterwards, whatever happens.
+the system service) with one worker, as osmeter's server has one process; osmeter's
+client runs one process per wrk thread (two by default: one wrk thread cannot keep up
+with 1 MiB responses, its reads are 8 KiB); nginx is stopped afterwards, whatever
+happens.
 
     apt-get install -y nginx-light wrk     # or nginx
-    python3 bench/http_crosscheck.py [--duration 3] [--rounds 5] [--conns 64]
+    python3 bench/http_crosscheck.py [--duration 3] [--rounds 5] [--conns 64] [--threads 2]
 """
 from __future__ import annotations
 
@@ -90,8 +92,8 @@ def stop(proc: subprocess.Popen | None, sig: int) -> None:
         pass
 
 
-def wrk(port: int, name: str, conns: int, duration: int) -> float:
-    out = subprocess.run(["wrk", "-t1", "-c%d" % conns, "-d%ds" % duration,
+def wrk(port: int, name: str, conns: int, duration: int, threads: int) -> float:
+    out = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration,
                           "http://127.0.0.1:%d/%s" % (port, name)],
                          capture_output=True, text=True, timeout=duration + 60)
     m = re.search(r"Requests/sec:\s+([\d.]+)", out.stdout)
@@ -102,9 +104,9 @@ def wrk(port: int, name: str, conns: int, duration: int) -> float:
     return float(m.group(1))
 
 
-def osmeter_client(port: int, conns: int, duration: int) -> dict[str, float]:
+def osmeter_client(port: int, conns: int, duration: int, threads: int) -> dict[str, float]:
     args = [str(CORE), "run", "net.http_throughput", "target=127.0.0.1:%d" % port,
-            "conns=%d" % conns, "clients=1", "pin=none", "samples=%d" % duration,
+            "conns=%d" % conns, "clients=%d" % threads, "pin=none", "samples=%d" % duration,
             "interval_ms=1000", "small=%d" % SIZES["small"], "large=%d" % SIZES["large"]]
     out = subprocess.run(args, capture_output=True, text=True, timeout=4 * duration + 60)
     samples: dict[str, list[float]] = {}
@@ -151,6 +153,9 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=3, help="seconds per measurement")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median kept)")
     ap.add_argument("--conns", type=int, default=64, help="keep-alive connections")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="wrk threads = osmeter client processes (one wrk thread cannot keep "
+                         "up with 1 MiB responses: its reads are 8 KiB)")
     opts = ap.parse_args()
     for tool in ("nginx", "wrk"):
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
@@ -195,20 +200,21 @@ def main() -> None:
             check_serves(nport, "file-%d" % size, size, "nginx")
             check_serves(oport, "file-%d" % size, size, "osmeter-core httpd")
 
-        print("nginx %s, wrk (1 thread), osmeter client (1 process, %s), osmeter server "
-              "(%s); %d keep-alive connections, %d s per measurement, %d rounds"
+        print("nginx %s (1 worker), wrk (%d threads), osmeter client (%d processes, %s), "
+              "osmeter server (%s); %d keep-alive connections, %d s per measurement, %d rounds"
               % (subprocess.run([nginx_bin, "-v"], capture_output=True, text=True)
-                 .stderr.strip().split("/")[-1], "epoll" if sys.platform.startswith("linux")
-                 else "kqueue/poll", info["mech"], opts.conns, opts.duration, opts.rounds))
+                 .stderr.strip().split("/")[-1], opts.threads, opts.threads,
+                 "epoll" if sys.platform.startswith("linux") else "kqueue/poll", info["mech"],
+                 opts.conns, opts.duration, opts.rounds))
         res: dict[str, dict[str, list[float]]] = {
             k: {s: [] for s in SIZES} for k in ("wrk_nginx", "osm_nginx", "wrk_osm")}
         for rnd in range(opts.rounds):
             for s, size in SIZES.items():
                 res["wrk_nginx"][s].append(wrk(nport, "file-%d" % size, opts.conns,
-                                               opts.duration))
+                                               opts.duration, opts.threads))
                 res["wrk_osm"][s].append(wrk(oport, "file-%d" % size, opts.conns,
-                                             opts.duration))
-            for s, v in osmeter_client(nport, opts.conns, opts.duration).items():
+                                             opts.duration, opts.threads))
+            for s, v in osmeter_client(nport, opts.conns, opts.duration, opts.threads).items():
                 res["osm_nginx"][s].append(v)
             print("  round %d: %s" % (rnd + 1, "  ".join(
                 "%s %s %.0f" % (k, s, res[k][s][-1]) for k in res for s in SIZES)))
