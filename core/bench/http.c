@@ -868,8 +868,9 @@ const struct om_bench om_family_http[] = {
       {"small", OM_INT, "1k", NULL, NULL, 0, 64 * 1024 * 1024, NULL, "small file, bytes"},
       {"large", OM_INT, "1m", "256k", "64k", 0, 64 * 1024 * 1024, NULL, "large file, bytes"},
       {"conns", OM_INT, "64", "32", "8", 1, 10000, NULL, "concurrent keep-alive connections"},
-      {"clients", OM_INT, "1", NULL, NULL, 1, MAX_CLIENTS, NULL,
-       "client processes (each an event loop over its share of the connections)"},
+      {"clients", OM_INT, "2", NULL, NULL, 1, MAX_CLIENTS, NULL,
+       "client processes, each an event loop over its share of the connections (two keep "
+       "up with wrk -t2 driving nginx: bench/http_crosscheck.py)"},
       {"samples", OM_INT, "5", "3", "2", 1, 100, NULL, "intervals timed per file"},
       {"interval_ms", OM_INT, "1000", "300", "100", 10, 60000, NULL,
        "length of one interval (one more before them warms up)"},
