@@ -359,6 +359,11 @@ static int run_curve(struct om_ctx *ctx, int time_request)
     }
     om_note(ctx, "mech", "%s", mech);
     om_note(ctx, "server_capacity", "%d connections", sc.probe->capacity);
+    om_note(ctx, "timed", "%s", time_request
+            ? "send() of a GET to the last byte of its response, on the newest connection "
+              "after one untimed request on it; the server idle in its event wait"
+            : "the client's cycle counter just before connect() to the server's just after "
+              "accept() returned (shared memory): handshake, wake-up, event wait, accept");
     const char *stopped = NULL;
     char stopbuf[256];
     if (cap > limit_by_fds) {
