@@ -76,10 +76,17 @@ static void *shared_alloc(size_t len)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static int child_alive(pid_t pid)
+/* Is the server still running?  Reaps it if not (and forgets its pid, which is free
+ * for reuse from then on). */
+static int server_alive(struct server_child *sc)
 {
     int st;
-    return waitpid(pid, &st, WNOHANG) == 0;
+    if (sc->pid > 0 && waitpid(sc->pid, &st, WNOHANG) == 0)
+        return 1;
+    if (sc->pid > 0)
+        om_child_untrack(sc->pid);
+    sc->pid = -1;
+    return 0;
 }
 
 static void sleep_us(long us)
@@ -181,7 +188,7 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
     sc->notify_rd = pfd[0];
     uint64_t t0 = om_now_ns();
     while (!__atomic_load_n(&sc->probe->ready, __ATOMIC_ACQUIRE)) {
-        if (!child_alive(sc->pid) || om_now_ns() - t0 > READY_TIMEOUT_NS)
+        if (!server_alive(sc) || om_now_ns() - t0 > READY_TIMEOUT_NS)
             return om_fail(ctx, "the %s server did not start (see stderr)", mech);
         sleep_us(1000);
     }
@@ -324,7 +331,7 @@ static int wait_quiet(struct om_ctx *ctx, struct server_child *sc, uint64_t expe
         if (acc > expect)
             return om_fail(ctx, "the server accepted %llu connections, %llu expected",
                            (unsigned long long)acc, (unsigned long long)expect);
-        if ((spins & 255) == 255 && (!child_alive(sc->pid) || om_now_ns() - t0 > READY_TIMEOUT_NS))
+        if ((spins & 255) == 255 && (!server_alive(sc) || om_now_ns() - t0 > READY_TIMEOUT_NS))
             return om_fail(ctx, "the server stopped accepting (%llu of %llu connections)",
                            (unsigned long long)acc, (unsigned long long)expect);
         if (spins > 50)
