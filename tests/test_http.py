@@ -53,6 +53,23 @@ def test_curve_at_small_n(smoke, bench, metric):
     assert re.search(r"CPU \d|unpinned", inv.notes["placement"])
 
 
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback here")
+@pytest.mark.parametrize("bench", ["net.http_connect", "net.http_request.poll",
+                                   "net.http_throughput"])
+def test_over_ipv6(smoke, bench):
+    inv = smoke(bench, ip="6")
+    assert inv.header["params"]["ip"] == "6" and inv.samples
+
+
 def test_select_curve_stops_at_fd_setsize(smoke):
     inv = smoke("net.http_connect.select", max="1100", step="100")
     xs = [x for _, x, _ in inv.samples]

@@ -122,8 +122,9 @@ static int placement(struct om_ctx *ctx, int *server_cpu, int *client_cpu)
 
 /* Generate the files, listen on loopback and fork the server; waits until it serves. */
 static int start_server(struct om_ctx *ctx, struct server_child *sc, const char *mech,
-                        const long long *sizes, int nsizes, int max_conns, int idle_s,
-                        int server_cpu, int client_cpu, int want_notify)
+                        const char *loopback, const long long *sizes, int nsizes,
+                        int max_conns, int idle_s, int server_cpu, int client_cpu,
+                        int want_notify)
 {
     char err[512], dir[PATH_MAX];
     memset(sc, 0, sizeof *sc);
@@ -136,9 +137,10 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
     snprintf(dir, sizeof dir, "%s/www", scratch);
     if (httpd_make_files(dir, sizes, nsizes, err, sizeof err))
         return om_fail(ctx, "%s", err);
-    int lfd = httpd_listen("127.0.0.1", 0, err, sizeof err);
+    int lfd = httpd_listen(loopback, 0, err, sizeof err);
     if (lfd < 0)
-        return om_skip(ctx, "no loopback TCP: %s", err);
+        return om_skip(ctx, "no TCP on loopback %s: %s%s", loopback, err,
+                       strchr(loopback, ':') ? " (try ip=4)" : "");
     sc->addrlen = sizeof sc->addr;
     int pfd[2] = {-1, -1};
     if (getsockname(lfd, (struct sockaddr *)&sc->addr, &sc->addrlen) ||
@@ -358,8 +360,8 @@ static int run_curve(struct om_ctx *ctx, int time_request)
     if (rc)
         return rc;
     struct server_child sc;
-    rc = start_server(ctx, &sc, mech, &size, 1, (int)(max + 1), idle_s, server_cpu, client_cpu,
-                      1);
+    rc = start_server(ctx, &sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1", &size,
+                      1, (int)(max + 1), idle_s, server_cpu, client_cpu, 1);
     if (rc) {
         stop_server(&sc);
         return rc;
@@ -798,8 +800,8 @@ static int run_throughput(struct om_ctx *ctx)
                                      "127.0.0.1:8080 or [::1]:8080", target);
         om_note(ctx, "target", "%s (an external server; mech does not apply)", target);
     } else {
-        rc = start_server(ctx, &sc, mech, sizes, 2, conns + 16, 600, server_cpu, client_cpu,
-                          0);
+        rc = start_server(ctx, &sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1",
+                          sizes, 2, conns + 16, 600, server_cpu, client_cpu, 0);
         if (rc) {
             stop_server(&sc);
             return rc;
@@ -829,6 +831,10 @@ static int run_throughput(struct om_ctx *ctx)
 #define MECH_HELP                                                                          \
     "the server's event mechanism; best = epoll on Linux, kqueue on the BSDs and macOS, "  \
     "else poll"
+#define IP_PARAM                                                                           \
+    {"ip", OM_CHOICE, "6", "4", "4", 0, 0, "4|6",                                          \
+     "loopback over IPv6 (::1, as von Leitner ran everything) or IPv4 (127.0.0.1; the "     \
+     "quick suite's, available everywhere)"}
 #define CURVE_PARAMS(mech, choices)                                                        \
     {"mech", OM_CHOICE, mech, NULL, NULL, 0, 0, choices, MECH_HELP},                       \
     {"max", OM_INT, "10000", "2000", "40", 1, 1000000, NULL,                               \
@@ -841,7 +847,8 @@ static int run_throughput(struct om_ctx *ctx)
      "same: server and client on one CPU (the studies' uniprocessors); split: server and " \
      "client on two CPUs; none: the scheduler decides"},                                   \
     {"idle_timeout", OM_INT, "900", NULL, NULL, 10, 86400, NULL,                           \
-     "the server's keep-alive idle timeout, s (the run must end before it)"}
+     "the server's keep-alive idle timeout, s (the run must end before it)"},              \
+    IP_PARAM
 
 #define ACCEPT_METRIC                                                                      \
     {{"accept", "ns", "lower", OM_SCATTER, "idle_connections",                            \
@@ -888,6 +895,7 @@ const struct om_bench om_family_http[] = {
        "length of one interval (one more before them warms up)"},
       {"pin", OM_CHOICE, "none", NULL, NULL, 0, 0, "same|split|none",
        "same: all on one CPU; split: server on one CPU, clients on another; none: unpinned"},
+      {"ip", OM_CHOICE, "4", NULL, NULL, 0, 0, "4|6", "loopback over IPv4 or IPv6"},
       {"target", OM_STR, "", NULL, NULL, 0, 0, NULL,
        "drive an external server on loopback (host:port) with files /file-<small> and "
        "/file-<large> instead of osmeter's own (for cross-checks)"}},
