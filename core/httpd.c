@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -415,30 +414,35 @@ int httpd_make_files(const char *dir, const long long *sizes, int n, char *err, 
 
 int httpd_listen(const char *addr, int port, char *err, size_t errlen)
 {
-    struct addrinfo hints, *res;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    char portstr[16];
-    snprintf(portstr, sizeof portstr, "%d", port);
-    int rc = getaddrinfo(addr, portstr, &hints, &res);
-    if (rc) {
-        snprintf(err, errlen, "address '%s': %s (give a numeric address)", addr,
-                 gai_strerror(rc));
+    /* Numeric addresses only (inet_pton, not getaddrinfo): no name service, and the
+     * static build needs no shared NSS libraries. */
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        len = sizeof *a4;
+    } else if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        len = sizeof *a6;
+    } else {
+        snprintf(err, errlen, "address '%s' is not a numeric IPv4 or IPv6 address", addr);
         return -1;
     }
-    int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-        bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, SOMAXCONN) ||
+        bind(fd, (struct sockaddr *)&ss, len) || listen(fd, SOMAXCONN) ||
         fcntl(fd, F_SETFL, O_NONBLOCK) || fcntl(fd, F_SETFD, FD_CLOEXEC)) {
         snprintf(err, errlen, "listen on %s port %d: %s", addr, port, strerror(errno));
         if (fd >= 0)
             close(fd);
-        fd = -1;
+        return -1;
     }
-    freeaddrinfo(res);
     return fd;
 }
 
