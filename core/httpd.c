@@ -1084,10 +1084,13 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
         close(s.dirfd);
         return -1;
     }
-    /* Connections get descriptors first_free, first_free+1, ...: the mechanism's limit
-     * (FD_SETSIZE for select) and the table bound how many fit. */
+    /* Connections get the free descriptors from first_free up: the mechanism's limit
+     * (FD_SETSIZE for select) and the table bound how many fit; descriptors inherited
+     * from whoever started us take some of them. */
     s.table = ev_limit(s.ev) < s.table ? ev_limit(s.ev) : s.table;
-    s.capacity = s.table - first_free;
+    s.capacity = 0;
+    for (int fd = first_free; fd < s.table; fd++)
+        s.capacity += fcntl(fd, F_GETFD) < 0;
     if (s.capacity > cfg->max_conns)
         s.capacity = cfg->max_conns;
     if (s.capacity < 1 || ev_set(s.ev, s.lfd, 1, 0, 1)) {
