@@ -166,6 +166,9 @@ int om_ncpus(void);
 /* A private directory for this invocation, created on first use, removed at exit.
  * The front-end passes OSMETER_SCRATCH (a directory it also removes). */
 const char *om_scratch_dir(void);
+/* Remove this directory tree at exit and on SIGINT/SIGTERM/SIGHUP, like the scratch
+ * directory: for a private directory a benchmark makes inside a user-named one. */
+void om_remove_at_exit(const char *path);
 /* Absolute path of a sibling executable installed next to osmeter-core, or NULL. */
 const char *om_sibling_path(const char *name);
 

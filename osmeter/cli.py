@@ -12,7 +12,7 @@ import os
 import pkgutil
 import sys
 
-from . import __version__, core, display, exchange, runner, sysinfo
+from . import __version__, core, display, exchange, fsinfo, runner, suitefile, sysinfo, usercmd
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 from .store import Store, StoreError, default_db_path
 
@@ -78,30 +78,47 @@ def parse_param_overrides(catalog: Catalog, ids: list[str], specs: list[str]) ->
 def build_plan(args, catalog: Catalog):
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
+    args.smoke = args.smoke or args.preset == "smoke"
     suite = None
-    if args.ids:
-        ids = catalog.select(args.ids)
+    command_items = usercmd.plan_items(args)          # osmeter run cmd --name N -- COMMAND
+    named = [i for i in args.ids if i != usercmd.CLI_WORD]
+    file_items = []
+    if args.suite_file:                                 # the benchmarks come from the file
+        if named or args.suite:
+            raise UsageError("--suite-file names its benchmarks itself; give no ids or --suite")
+        loaded = suitefile.load(args.suite_file, catalog, smoke=args.smoke)
+        file_items = loaded.items
+        args.runs = args.runs if args.runs is not None else loaded.runs
+        args.label = args.label or loaded.label
+        ids, preset = [], "default"
+    elif named:
+        ids = catalog.select(named)
         preset = "default"
+    elif command_items:
+        ids, preset = [], "default"
     else:
         suite = args.suite or DEFAULT_SUITE
         ids = catalog.suite(suite)
         preset = SUITES[suite][1]
+    if args.preset:
+        preset = args.preset
     if args.smoke:
         preset = "smoke"
     overrides = parse_param_overrides(catalog, ids, args.param or [])
     items = [runner.PlanItem(bench=i, params=overrides.get(i, {}), preset=preset) for i in ids]
+    items += file_items + command_items
 
     variants = [runner.Variant()]
     if args.dir:
         variants = []
         for d in args.dir:
-            problem = runner.check_dir(d)
+            problem = fsinfo.check_dir(d)
             if problem:
                 raise UsageError(problem)
             path = os.path.abspath(d)
             variants.append(runner.Variant(name="dir=" + path, params={"dir": path},
                                            facts={"dir": path,
-                                                  "filesystem": sysinfo.describe_dir(path)}))
+                                                  "filesystem": fsinfo.describe(path)}))
         if not any(catalog.declares(i, "dir") for i in ids):
             raise UsageError("--dir given, but none of the selected benchmarks uses a directory")
     if args.peer:
@@ -134,8 +151,9 @@ def cmd_run(args) -> int:
                 env["OSMETER_PEER_SECRET"] = f.read().strip()
         except OSError as e:
             raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
+    timeout = usercmd.repetition_timeout(catalog, items, args.timeout)
     opts = runner.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
-                          timeout=args.timeout, env=env, progress=not args.quiet,
+                          timeout=timeout, env=env, progress=not args.quiet,
                           command=runner.command_line())
     print("osmeter: %d benchmark(s) x %d repetition(s)%s -> %s"
           % (len(items), runs, " x %d variants" % len(variants) if len(variants) > 1 else "",
@@ -283,6 +301,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", metavar="FILE", help="also write the results file")
     s.add_argument("--smoke", action="store_true", help="smallest sizes, to check that "
                    "everything works (never compared with real runs)")
+    s.add_argument("--preset", choices=["default", "quick", "smoke"],
+                   help="parameter sizes: default = the studies' (for named ids and study "
+                   "suites), quick = the quick suite's, smoke = --smoke")
     s.add_argument("--dir", action="append", metavar="PATH", help="directory for file-system "
                    "benchmarks; repeat to compare several (one run each, interleaved)")
     s.add_argument("--peer", metavar="HOST[:PORT]", help="run network benchmarks against "
@@ -292,6 +313,9 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=900.0,
                    help="seconds one repetition may take before it is killed (default 900)")
     s.add_argument("--quiet", action="store_true", help="no progress display")
+    s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
+                   "named in a TOML suite file (docs/suite-files.md)")
+    usercmd.add_arguments(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("runs", help="list stored runs")
@@ -330,7 +354,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = make_parser()
+    argv, user_command = usercmd.split_argv(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
+    args.user_command = user_command
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

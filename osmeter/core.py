@@ -167,6 +167,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
             inv = parse_lines(bench, out.splitlines())
             inv.status, inv.reason = "failed", "timed out after %.0f s" % timeout
             inv.stderr = err
+            _remove_private_dirs(inv, params or {})
             return inv
     except BaseException:
         _kill_group(proc)
@@ -181,11 +182,25 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
         shutil.rmtree(scratch, ignore_errors=True)
     inv = parse_lines(bench, out.splitlines())
     inv.returncode, inv.stderr = proc.returncode, err
+    _remove_private_dirs(inv, params or {})
     if proc.returncode not in (0,) and inv.status == "ok":
         inv.status, inv.reason = "failed", "core exited with status %d" % proc.returncode
     if proc.returncode and proc.returncode < 0 and inv.reason and "trailer" in inv.reason:
         inv.reason = "core killed by signal %d" % -proc.returncode
     return inv
+
+
+def _remove_private_dirs(inv: Invocation, params: dict) -> None:
+    """A core killed with SIGKILL cannot remove the private directory it made inside a
+    user-named dir= (it says where in its "directory" note); remove it for it."""
+    if not params.get("dir"):
+        return
+    parent = os.path.realpath(params["dir"])
+    noted = inv.notes.get("directory")
+    for d in noted if isinstance(noted, list) else [noted]:
+        if (d and os.path.basename(d).startswith("osmeter-") and os.path.isdir(d)
+                and os.path.dirname(os.path.realpath(d)) == parent):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def wait_gone(pids, timeout=5.0) -> bool:

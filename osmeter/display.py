@@ -59,6 +59,11 @@ def result_row(r: Result) -> list[str]:
     if r.shape == "scatter":
         curve = r.extra.get("curve") or {}
         desc = curve.get("description") or curve.get("class") or ""
+        if curve.get("agree") is False:
+            desc += "; repetitions disagree: %s" % "; ".join(curve.get("disagreements") or [])
+        if r.notes.get("stopped_by"):
+            stops = r.notes["stopped_by"]
+            desc += "; stopped by %s" % (stops if isinstance(stops, str) else "; ".join(stops))
         return [r.label, "%s points" % s.get("n", 0),
                 "median %s" % fmt_value(s["median"], r.unit), "", desc]
     div, unit = scale_for(s["median"], r.unit)

@@ -39,7 +39,9 @@ class Result:
 
     @property
     def label(self) -> str:
-        s = self.bench if self.metric in ("latency", "value") else "%s %s" % (self.bench, self.metric)
+        # "scale.socket", not "scale.socket socket": the metric only when it adds something.
+        plain = self.metric in ("latency", "value") or self.bench.split(".")[-1] == self.metric
+        s = self.bench if plain else "%s %s" % (self.bench, self.metric)
         if self.x is not None:
             s += " [%s=%s]" % (self.x_name or "x", _fmt_x(self.x))
         return s

@@ -82,9 +82,9 @@ _O90 = [
     ("Table 9", 0, "fs.openclose", "foo", None, "ms", "lower", "open+close 'foo'"),
     ("Table 9", 1, "fs.openclose", "a/b/c/foo", None, "ms", "lower",
      "open+close '/a/b/c/foo'"),
-    ("Table 10", 0, "fs.crtdel", None, 0, "ms", "lower", "create-use-delete, no data"),
-    ("Table 10", 1, "fs.crtdel", None, 10240, "ms", "lower", "create-use-delete, 10 KB"),
-    ("Table 10", 2, "fs.crtdel", None, 102400, "ms", "lower", "create-use-delete, 100 KB"),
+    ("Table 10", 0, "fs.crtdel", "sequence", 0, "ms", "lower", "create-use-delete, no data"),
+    ("Table 10", 1, "fs.crtdel", "sequence", 10240, "ms", "lower", "create-use-delete, 10 KB"),
+    ("Table 10", 2, "fs.crtdel", "sequence", 102400, "ms", "lower", "create-use-delete, 100 KB"),
 ]
 # The tables whose last column is Ousterhout's MIPS-relative speed, and from which column.
 O90_MIPS_TABLES = {"Table 2": 0, "Table 3": 0, "Table 4": 2, "Table 6": 0}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import os
 import pkgutil
 import secrets
 import shlex
@@ -21,7 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, monitor, stats, sysinfo
+from . import __version__, core, curves, families, fsinfo, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -35,6 +34,11 @@ class PlanItem:
     bench: str
     params: dict = field(default_factory=dict)   # user overrides (strings)
     preset: str = "default"
+    name: str | None = None   # stored results' bench id when not `bench` (cmd.NAME)
+
+    @property
+    def result_id(self) -> str:
+        return self.name or self.bench
 
 
 @dataclass
@@ -132,7 +136,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     build = core.core_version()
     scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
-    base_info["scratch_filesystem"] = sysinfo.describe_dir(scratch_parent)
+    base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
     env_before = monitor.before_run()
     runs = []
     for i, variant in enumerate(variants):
@@ -162,7 +166,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                     remaining = total - progress.done
                     est = _estimate(catalog, item.bench, durations)
                     avg_est = sum(_estimate(catalog, it.bench, durations) for it in items) / len(items)
-                    progress.show("%s (%d/%d)" % (item.bench, rep + 1, opts.runs),
+                    progress.show("%s (%d/%d)" % (item.result_id, rep + 1, opts.runs),
                                   est + (remaining - 1) * avg_est)
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
@@ -172,7 +176,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                                       env=opts.env)
                     durations[item.bench].append(time.monotonic() - t0)
                     interference = monitor.between(before, monitor.Snapshot.take())
-                    invocations[v][item.bench].append((rep, inv, interference))
+                    invocations[v][item.result_id].append((rep, inv, interference))
                     progress.done += 1
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
@@ -211,10 +215,13 @@ def _estimate(catalog: Catalog, bench: str, durations) -> float:
 def build_results(catalog: Catalog, items: list[PlanItem], invs: dict) -> list[Result]:
     results = []
     for item in items:
-        reps = invs.get(item.bench)
+        reps = invs.get(item.result_id)
         if not reps:
             continue
-        results += results_for_bench(catalog.by_id[item.bench], reps)
+        mine = results_for_bench(catalog.by_id[item.bench], reps)
+        for r in mine:   # a user's command is stored under its own name
+            r.bench = item.result_id
+        results += mine
     return results
 
 
@@ -283,15 +290,9 @@ def merge_notes(per_rep: list[dict]) -> dict:
 
 def derive(run: Run) -> None:
     """Curve classification of scatters, then each family's own analysis."""
-    try:
-        from . import curves
-    except ImportError:
-        curves = None
-    if curves is not None:
-        for r in run.results:
-            if r.shape == "scatter" and r.status == "ok" and r.samples:
-                r.extra["curve"] = curves.summarize_scatter(r.samples)
-    from . import families
+    for r in run.results:
+        if r.shape == "scatter" and r.status == "ok" and r.samples:
+            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
     for mod_info in pkgutil.iter_modules(families.__path__):
         mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
         fn = getattr(mod, "derive", None)
@@ -306,22 +307,3 @@ def derive(run: Run) -> None:
 def command_line() -> str:
     return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])
 
-
-def check_dir(path: str) -> str | None:
-    """An error message for a --dir that cannot be used, or None."""
-    try:
-        from . import fsinfo
-        return fsinfo.check_dir(path)
-    except ImportError:
-        pass
-    if not os.path.exists(path):
-        return "--dir %s does not exist" % path
-    if not os.path.isdir(path):
-        return "--dir %s is not a directory" % path
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".osmeter-probe-", dir=path)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        return "--dir %s is not writable: %s" % (path, e.strerror)
-    return None

@@ -217,13 +217,3 @@ def limits() -> dict:
             out[key] = v.replace("\t", " ")
     return out
 
-
-def describe_dir(path: str) -> dict:
-    """The file system behind a benchmarked directory (type, options, device, space)."""
-    try:
-        from . import fsinfo  # written with the file-system family
-        return fsinfo.describe(path)
-    except ImportError:
-        st = os.statvfs(path)
-        return {"path": os.path.abspath(path), "free_bytes": st.f_bavail * st.f_frsize,
-                "total_bytes": st.f_blocks * st.f_frsize}

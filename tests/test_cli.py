@@ -144,3 +144,24 @@ def test_ctrl_c_stops_cleanly_and_keeps_the_store(db, tmp_path):
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
     # no_leaks (autouse) checks processes and temporary files after this test.
+
+
+def test_preset_chooses_sizes_for_named_ids(db):
+    osmeter("run", "ctx.pipe_ring", "--preset", "quick", "--runs", "2", "--label", "q",
+            "--quiet", "--param", "ctx.pipe_ring.batch_ms=1", db=db, check=0)
+    run = Store(db).load_run("q")
+    assert sorted({r.x for r in run.results}) == [2, 8, 32, 128] and not run.smoke
+    osmeter("run", "syscall.getpid", "--preset", "smoke", "--runs", "2", "--label", "s",
+            "--quiet", db=db, check=0)
+    assert Store(db).load_run("s").smoke
+
+
+def test_private_dir_of_a_killed_core_is_removed(tmp_path):
+    from osmeter import core
+    left = tmp_path / "osmeter-fs.abc123"
+    (left / "tree").mkdir(parents=True)
+    foreign = tmp_path / "users-own-dir"
+    foreign.mkdir()
+    inv = core.Invocation(bench="fs.crtdel", notes={"directory": [str(left), str(foreign)]})
+    core._remove_private_dirs(inv, {"dir": str(tmp_path)})
+    assert not left.exists() and foreign.exists()    # only what osmeter made

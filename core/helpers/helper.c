@@ -4,6 +4,8 @@
  *   osmeter-helper exit          exit at once
  *   osmeter-helper report FD     write one byte to FD, then exit
  *   osmeter-helper hold FD       write one byte to FD, then wait to be killed
+ *   osmeter-helper chain N FD    exec itself N-1 more times, then write one byte to FD
+ *                                (UnixBench's execl throughput: a chain of execs)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -24,7 +26,21 @@ int main(int argc, char **argv)
                 pause();
         return 0;
     }
-    static const char usage[] = "usage: osmeter-helper exit | report FD | hold FD\n";
+    if (argc >= 4 && strcmp(argv[1], "chain") == 0) {
+        long n = atol(argv[2]);
+        if (n > 1) {
+            char next[24], *p = next + sizeof next; /* n-1 in decimal, without stdio */
+            *--p = 0;
+            for (long m = n - 1; m > 0; m /= 10)
+                *--p = (char)('0' + m % 10);
+            execl(argv[0], argv[0], "chain", p, argv[3], (char *)NULL);
+            return 1; /* exec failed: the reader sees no byte */
+        }
+        char byte = 'x';
+        return write(atoi(argv[3]), &byte, 1) == 1 ? 0 : 1;
+    }
+    static const char usage[] =
+        "usage: osmeter-helper exit | report FD | hold FD | chain N FD\n";
     if (write(2, usage, sizeof usage - 1) < 0)
         return 2;
     return 2;

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from html import escape
-from statistics import median
+
 
 from .. import compare as cmpmod
 from .. import references as refs

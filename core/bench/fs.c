@@ -1,0 +1,911 @@
+/*
+ * File-system family: Ousterhout's and Lai & Baker's create-use-delete (crtdel), bonnie's
+ * large-file I/O (Lai & Baker §7.1), and von Leitner's fragmentation and contention
+ * experiment (fs.frag.*, osmeter's ids for the seed's net.download_frag: the same reads,
+ * from the local disk instead of over HTTP).
+ *
+ * Every benchmark works in a private directory inside the `dir` parameter (see fs.h).
+ * Cold caches: fsync + posix_fadvise(POSIX_FADV_DONTNEED) on the file (any user, and
+ * only that file), or /proc/sys/vm/drop_caches (root, the whole machine), or O_DIRECT;
+ * the `cache` parameter chooses, and a note says which was used and how many of the
+ * file's pages were still resident afterwards (checked with mincore).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
+#else
+#include <sys/mount.h>
+#include <sys/param.h>
+#endif
+
+#include "../harness.h"
+#include "fs.h"
+
+#define MB (1024.0 * 1024.0) /* bonnie and lmbench: MB = 2^20 bytes */
+
+/* ---- shared: directories, file-system type, programs ---------------------------- */
+
+const char *fs_type_name(const char *path)
+{
+#ifdef __linux__
+    static const struct {
+        unsigned long magic;
+        const char *name;
+    } types[] = {
+        {0xEF53, "ext4"},        {0x58465342, "xfs"},  {0x9123683E, "btrfs"},
+        {0x01021994, "tmpfs"},   {0x6969, "nfs"},      {0x65735546, "fuse"},
+        {0xFF534D42, "cifs"},    {0xFE534D42, "smb2"}, {0x01021997, "9p"},
+        {0x794C7630, "overlay"}, {0x2FC12FC1, "zfs"},  {0xF2F52010, "f2fs"},
+        {0x4d44, "vfat"},        {0x5346544e, "ntfs"}, {0x858458f6, "ramfs"},
+        {0x00c36400, "ceph"},    {0x6B414653, "afs"},  {0x3153464a, "jfs"},
+    };
+    struct statfs sf;
+    if (statfs(path, &sf) != 0)
+        return "unknown";
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if ((unsigned long)sf.f_type == types[i].magic)
+            return types[i].name;
+    static char hex[32];
+    snprintf(hex, sizeof hex, "magic 0x%lx", (unsigned long)sf.f_type);
+    return hex;
+#else
+    static struct statfs sf;
+    if (statfs(path, &sf) != 0)
+        return "unknown";
+    return sf.f_fstypename;
+#endif
+}
+
+int fs_workdir(struct om_ctx *ctx, long long need_bytes, char *out, size_t len)
+{
+    const char *dir = om_str(ctx, "dir");
+    const char *base = dir;
+    if (!*dir) {
+        base = om_scratch_dir();
+        if (!base)
+            return om_fail(ctx, "cannot create a scratch directory: %s", strerror(errno));
+    } else {
+        struct stat st;
+        if (stat(dir, &st) != 0)
+            return om_bad_param(ctx, "dir %s: %s", dir, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return om_bad_param(ctx, "dir %s: not a directory", dir);
+        if (access(dir, W_OK | X_OK) != 0)
+            return om_bad_param(ctx, "dir %s: not writable: %s", dir, strerror(errno));
+    }
+    struct statvfs sv;
+    if (statvfs(base, &sv) != 0)
+        return om_bad_param(ctx, "dir %s: statvfs: %s", base, strerror(errno));
+    if (sv.f_flag & ST_RDONLY)
+        return om_bad_param(ctx, "dir %s: on a read-only file system", base);
+    /* Room for the data plus a margin for metadata (and never the last bytes of a disk). */
+    double need = (double)need_bytes * 1.1 + 256.0 * 1024.0;
+    double avail = (double)sv.f_bavail * (double)sv.f_frsize;
+    if (need > avail)
+        return om_bad_param(ctx, "dir %s: needs %.1f MB free, has %.1f MB", base, need / MB,
+                            avail / MB);
+    snprintf(out, len, "%s/osmeter-fs.XXXXXX", base);
+    if (!mkdtemp(out))
+        return om_fail(ctx, "cannot create a directory in %s: %s", base, strerror(errno));
+    om_remove_at_exit(out);
+    om_note(ctx, "directory", "%s", out);
+    om_note(ctx, "fs_type", "%s", fs_type_name(out));
+    om_note(ctx, "space_needed_bytes", "%lld", need_bytes);
+    return OM_OK;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)flag; (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int fs_remove_tree(const char *path)
+{
+    return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *fs_which(const char *name, char *out, size_t len)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, len, "%s", name);
+        return access(out, X_OK) == 0 ? out : NULL;
+    }
+    const char *path = getenv("PATH");
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/bin:/bin");
+    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, len, "%s/%s", *d ? d : ".", name);
+        if (access(out, X_OK) == 0)
+            return out;
+    }
+    return NULL;
+}
+
+int fs_run_program(char *const argv[], const char *cwd, uint64_t *elapsed_ns)
+{
+    uint64_t t0 = om_now_ns();
+    pid_t pid = om_fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || chdir(cwd) != 0)
+            _exit(126);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            om_child_kill(pid);
+            return -1;
+        }
+    *elapsed_ns = om_now_ns() - t0;
+    om_child_untrack(pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void fs_sync_fs(const char *path)
+{
+#ifdef __linux__
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        syncfs(fd);
+        close(fd);
+        return;
+    }
+#endif
+    (void)path;
+    sync();
+}
+
+/* ---- cold caches ------------------------------------------------------------------ */
+
+enum cache_mode { CACHE_FADVISE, CACHE_DROP, CACHE_DIRECT, CACHE_WARM };
+
+static enum cache_mode cache_mode(struct om_ctx *ctx)
+{
+    const char *c = om_str(ctx, "cache");
+    return strcmp(c, "drop_caches") == 0 ? CACHE_DROP
+           : strcmp(c, "direct") == 0    ? CACHE_DIRECT
+           : strcmp(c, "warm") == 0      ? CACHE_WARM
+                                         : CACHE_FADVISE;
+}
+
+/* Can this mode work here?  Returns OM_OK or the om_skip code. */
+static int cache_check(struct om_ctx *ctx, enum cache_mode mode)
+{
+    if (mode == CACHE_DROP && geteuid() != 0)
+        return om_skip(ctx, "cache=drop_caches needs root (use cache=fadvise)");
+#ifndef __linux__
+    if (mode == CACHE_DROP)
+        return om_skip(ctx, "cache=drop_caches needs Linux's /proc/sys/vm/drop_caches");
+#endif
+#ifndef O_DIRECT
+    if (mode == CACHE_DIRECT)
+        return om_skip(ctx, "cache=direct: this system has no O_DIRECT");
+#endif
+    return OM_OK;
+}
+
+/* Percentage of the file's pages in the page cache (mincore), or -1 if unknown. */
+static double resident_pct(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size == 0) {
+        close(fd);
+        return -1;
+    }
+    size_t size = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t pages = (size + page - 1) / page;
+    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return -1;
+    unsigned char *vec = malloc(pages);
+    double pct = -1;
+    if (vec && mincore(map, size, (void *)vec) == 0) {
+        size_t in = 0;
+        for (size_t i = 0; i < pages; i++)
+            in += vec[i] & 1;
+        pct = 100.0 * (double)in / (double)pages;
+    }
+    free(vec);
+    munmap(map, size);
+    return pct;
+}
+
+/* Push the file's data to disk and out of the page cache; returns the percentage of its
+ * pages still resident afterwards (-1 unknown), or -2 when a call failed. */
+static double drop_file_cache(enum cache_mode mode, const char *path)
+{
+    if (mode == CACHE_WARM)
+        return resident_pct(path);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -2;
+    }
+    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    if (rc != 0)
+        return -2;
+    if (mode == CACHE_DROP) {
+        sync();
+        int p = open("/proc/sys/vm/drop_caches", O_WRONLY);
+        if (p < 0 || write(p, "3", 1) != 1) {
+            if (p >= 0)
+                close(p);
+            return -2;
+        }
+        close(p);
+    }
+    return resident_pct(path);
+}
+
+static const char *cache_how(enum cache_mode mode)
+{
+    switch (mode) {
+    case CACHE_FADVISE: return "fadvise: fsync + posix_fadvise(DONTNEED) on the file before each timed pass";
+    case CACHE_DROP: return "drop_caches: sync + echo 3 > /proc/sys/vm/drop_caches before each timed pass";
+    case CACHE_DIRECT: return "direct: O_DIRECT for block I/O, fsync + fadvise(DONTNEED) before per-character passes";
+    case CACHE_WARM: return "warm: page cache left alone (in-cache sizes measure memory, as LB96's small files did)";
+    }
+    return "?";
+}
+
+#define CACHE_PARAM(def)                                                                  \
+    {"cache", OM_CHOICE, def, NULL, NULL, 0, 0, "fadvise|drop_caches|direct|warm",         \
+     "how reads are made cold: fadvise (any user, this file only), drop_caches (root, "    \
+     "whole machine), direct (O_DIRECT), warm (none)"}
+
+/* ---- fs.crtdel ---------------------------------------------------------------------- */
+
+struct crtdel {
+    char path[PATH_MAX + 64];
+    char *buf;
+    size_t size;
+    int fsync;
+    const char *failed; /* the operation that failed, or NULL */
+    int err;
+};
+
+static uint64_t loop_crtdel(void *arg, uint64_t n)
+{
+    struct crtdel *c = arg;
+    for (uint64_t i = 0; i < n && !c->failed; i++) {
+        int fd = open(c->path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+        if (fd < 0) { c->failed = "create"; break; }
+        if (c->size && om_write_full(fd, c->buf, c->size)) c->failed = "write";
+        if (c->fsync && fsync(fd)) c->failed = "fsync";
+        if (close(fd)) c->failed = "close";
+        if (c->failed) break;
+        if ((fd = open(c->path, O_RDONLY)) < 0) { c->failed = "reopen"; break; }
+        if (c->size && om_read_full(fd, c->buf, c->size)) c->failed = "read";
+        close(fd);
+        if (unlink(c->path)) c->failed = "unlink";
+    }
+    if (c->failed && !c->err)
+        c->err = errno;
+    return c->size;
+}
+
+static int run_crtdel(struct om_ctx *ctx)
+{
+    long long sizes[OM_MAX_LIST];
+    int n = om_list(ctx, "sizes", sizes);
+    long long biggest = 0;
+    for (int i = 0; i < n; i++)
+        biggest = sizes[i] > biggest ? sizes[i] : biggest;
+    struct crtdel c = {0};
+    char dir[PATH_MAX];
+    int rc = fs_workdir(ctx, biggest, dir, sizeof dir);
+    if (rc)
+        return rc;
+    snprintf(c.path, sizeof c.path, "%s/crtdel.tmp", dir);
+    if (!(c.buf = malloc(biggest ? (size_t)biggest : 1)))
+        return om_fail(ctx, "out of memory for a %lld-byte buffer", biggest);
+    memset(c.buf, 'x', biggest ? (size_t)biggest : 1);
+    const char *mode = om_str(ctx, "fsync");
+    om_note(ctx, "fsync", "sequence_fsync calls fsync(fd) after writing, before the close");
+    long long samples = om_int(ctx, "samples");
+    double batch_ms = (double)om_int(ctx, "batch_ms");
+    for (int with = 0; with <= 1; with++) {
+        if ((with && strcmp(mode, "without") == 0) || (!with && strcmp(mode, "with") == 0))
+            continue;
+        const char *metric = with ? "sequence_fsync" : "sequence";
+        c.fsync = with;
+        for (int i = 0; i < n; i++) {
+            c.size = (size_t)sizes[i];
+            uint64_t iters = om_calibrate(ctx, loop_crtdel, &c, batch_ms);
+            om_time_batch(loop_crtdel, &c, iters); /* warm-up */
+            for (long long s = 0; s < samples && !c.failed; s++) {
+                double ns = om_time_batch(loop_crtdel, &c, iters);
+                if (!c.failed)
+                    om_sample(ctx, metric, sizes[i], ns / 1e6);
+            }
+            if (c.failed) {
+                free(c.buf);
+                return om_fail(ctx, "crtdel %s of %s (%zu bytes): %s", c.failed, c.path,
+                               c.size, strerror(c.err));
+            }
+            om_note(ctx, "iterations_per_batch", "%s %lld bytes: %llu", metric, sizes[i],
+                    (unsigned long long)iters);
+        }
+    }
+    free(c.buf);
+    return OM_OK;
+}
+
+/* ---- bonnie ------------------------------------------------------------------------- */
+
+enum bonnie_phase { B_WRITE, B_REWRITE, B_READ, B_SEEK };
+
+struct bonnie {
+    struct om_ctx *ctx;
+    enum cache_mode cache;
+    char path[PATH_MAX + 64];
+    long long size;  /* bytes, a multiple of block */
+    size_t block;
+    char *buf;       /* block bytes, page-aligned for O_DIRECT */
+    long long seeks;
+    int fsync;       /* end every writing pass with fsync (durable, not just cached) */
+};
+
+static int end_pass(struct bonnie *b, int fd) { return b->fsync ? fsync(fd) : 0; }
+
+static int open_block(struct bonnie *b, int flags)
+{
+#ifdef O_DIRECT
+    if (b->cache == CACHE_DIRECT)
+        flags |= O_DIRECT;
+#endif
+    return open(b->path, flags, 0600);
+}
+
+static double mbps(long long bytes, uint64_t ns) { return (double)bytes / MB / ((double)ns / 1e9); }
+
+/* The timed passes below return elapsed ns, or 0 with errno set when a call failed. */
+
+static uint64_t write_per_char(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    FILE *f = fopen(b->path, "w");
+    if (!f)
+        return 0;
+    for (long long i = 0; i < b->size; i++)
+        if (putc((int)(i & 0x7f), f) == EOF)
+            break;
+    int bad = ferror(f) || fflush(f) != 0 || end_pass(b, fileno(f)) != 0;
+    if (fclose(f) != 0 || bad)
+        return 0;
+    return om_now_ns() - t0;
+}
+
+static uint64_t write_block(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    int fd = open_block(b, O_CREAT | O_TRUNC | O_WRONLY);
+    if (fd < 0)
+        return 0;
+    int bad = 0;
+    for (long long off = 0; off < b->size && !bad; off += (long long)b->block)
+        bad = om_write_full(fd, b->buf, b->block);
+    bad = bad || end_pass(b, fd) != 0;
+    if (close(fd) != 0 || bad)
+        return 0;
+    return om_now_ns() - t0;
+}
+
+/* bonnie's rewrite: read a block, change it, seek back, write it. */
+static uint64_t rewrite(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    int fd = open_block(b, O_RDWR);
+    if (fd < 0)
+        return 0;
+    int bad = 0;
+    for (long long off = 0; off < b->size && !bad; off += (long long)b->block) {
+        bad = om_read_full(fd, b->buf, b->block);
+        b->buf[0]++;
+        bad = bad || lseek(fd, -(off_t)b->block, SEEK_CUR) < 0 ||
+              om_write_full(fd, b->buf, b->block);
+    }
+    bad = bad || end_pass(b, fd) != 0;
+    if (close(fd) != 0 || bad)
+        return 0;
+    return om_now_ns() - t0;
+}
+
+static uint64_t read_per_char(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    FILE *f = fopen(b->path, "r");
+    if (!f)
+        return 0;
+    long long n = 0;
+    int c;
+    while ((c = getc(f)) != EOF)
+        n++;
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n != b->size) {
+        errno = bad ? errno : EIO;
+        return 0;
+    }
+    return om_now_ns() - t0;
+}
+
+static uint64_t read_block(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    int fd = open_block(b, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    int bad = 0;
+    for (long long off = 0; off < b->size && !bad; off += (long long)b->block)
+        bad = om_read_full(fd, b->buf, b->block);
+    close(fd);
+    return bad ? 0 : om_now_ns() - t0;
+}
+
+/* Random seeks: read a block at a random block boundary, change it, write it back. */
+static uint64_t seek_rw(struct bonnie *b)
+{
+    uint64_t t0 = om_now_ns();
+    int fd = open_block(b, O_RDWR);
+    if (fd < 0)
+        return 0;
+    uint64_t x = 88172645463325252ULL; /* xorshift: the same seeks on every system */
+    long long blocks = b->size / (long long)b->block;
+    int bad = 0;
+    for (long long i = 0; i < b->seeks && !bad; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        off_t off = (off_t)(x % (uint64_t)blocks) * (off_t)b->block;
+        bad = pread(fd, b->buf, b->block, off) != (ssize_t)b->block;
+        b->buf[1]++;
+        bad = bad || pwrite(fd, b->buf, b->block, off) != (ssize_t)b->block;
+    }
+    bad = bad || end_pass(b, fd) != 0;
+    if (close(fd) != 0 || bad)
+        return 0;
+    return om_now_ns() - t0;
+}
+
+/* Make the file cold (per the cache mode) and record how cold it got. */
+static int make_cold(struct bonnie *b, int per_char)
+{
+    enum cache_mode mode = b->cache == CACHE_DIRECT && per_char ? CACHE_FADVISE : b->cache;
+    if (b->cache == CACHE_DIRECT && !per_char)
+        return OM_OK; /* O_DIRECT bypasses the cache */
+    double pct = drop_file_cache(mode, b->path);
+    if (pct == -2)
+        return om_fail(b->ctx, "dropping %s from the page cache: %s", b->path, strerror(errno));
+    if (pct >= 0)
+        om_note(b->ctx, "resident_after_drop_pct", "%lld bytes: %.1f", b->size, pct);
+    return OM_OK;
+}
+
+static int bonnie_fail(struct bonnie *b, const char *what)
+{
+    return om_fail(b->ctx, "%s of %s (%lld bytes): %s", what, b->path, b->size, strerror(errno));
+}
+
+static int bonnie_one_size(struct bonnie *b, enum bonnie_phase phase)
+{
+    uint64_t ns;
+    if (phase == B_WRITE) {
+        if (!(ns = write_per_char(b)))
+            return bonnie_fail(b, "per-character write");
+        om_sample(b->ctx, "per_char", b->size, mbps(b->size, ns));
+        if (!(ns = write_block(b)))
+            return bonnie_fail(b, "block write");
+        om_sample(b->ctx, "block", b->size, mbps(b->size, ns));
+        return OM_OK;
+    }
+    /* The other phases need the file: write it untimed. */
+    if (!write_block(b))
+        return bonnie_fail(b, "writing the test file");
+    int rc;
+    switch (phase) {
+    case B_REWRITE:
+        if ((rc = make_cold(b, 0)))
+            return rc;
+        if (!(ns = rewrite(b)))
+            return bonnie_fail(b, "rewrite");
+        om_sample(b->ctx, "rewrite", b->size, mbps(b->size, ns));
+        return OM_OK;
+    case B_READ:
+        if ((rc = make_cold(b, 1)))
+            return rc;
+        if (!(ns = read_per_char(b)))
+            return bonnie_fail(b, "per-character read");
+        om_sample(b->ctx, "per_char", b->size, mbps(b->size, ns));
+        if ((rc = make_cold(b, 0)))
+            return rc;
+        if (!(ns = read_block(b)))
+            return bonnie_fail(b, "block read");
+        om_sample(b->ctx, "block", b->size, mbps(b->size, ns));
+        return OM_OK;
+    case B_SEEK:
+        if ((rc = make_cold(b, 0)))
+            return rc;
+        if (!(ns = seek_rw(b)))
+            return bonnie_fail(b, "random seek read/write");
+        om_sample(b->ctx, "seeks", b->size, (double)b->seeks / ((double)ns / 1e9));
+        return OM_OK;
+    default:
+        return OM_OK;
+    }
+}
+
+static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
+{
+    struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
+                       .fsync = strcmp(om_str(ctx, "fsync"), "yes") == 0};
+    int rc = cache_check(ctx, b.cache);
+    if (rc)
+        return rc;
+    long long sizes[OM_MAX_LIST];
+    int n = om_list(ctx, "sizes", sizes);
+    long long biggest = 0;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < (long long)b.block)
+            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
+                                b.block);
+        else if (sizes[i] > biggest)
+            biggest = sizes[i];
+    char dir[PATH_MAX];
+    if ((rc = fs_workdir(ctx, biggest, dir, sizeof dir)))
+        return rc;
+    snprintf(b.path, sizeof b.path, "%s/bonnie.dat", dir);
+    if (posix_memalign((void **)&b.buf, 4096, b.block))
+        return om_fail(ctx, "out of memory for a %zu-byte block", b.block);
+    memset(b.buf, 'b', b.block);
+    if (phase == B_SEEK)
+        b.seeks = om_int(ctx, "seeks");
+    om_note(ctx, "cache", "%s", cache_how(b.cache));
+    om_note(ctx, "timing", "each pass is timed from open to close%s",
+            b.fsync ? "; writing passes end with fsync" : " (no fsync: as the original bonnie)");
+    if (b.cache == CACHE_DIRECT) { /* does the file system take O_DIRECT? */
+        int fd = open_block(&b, O_CREAT | O_WRONLY);
+        if (fd < 0) {
+            int e = errno;
+            unlink(b.path);
+            free(b.buf);
+            return om_skip(ctx, "%s does not allow O_DIRECT: %s", fs_type_name(dir), strerror(e));
+        }
+        close(fd);
+    }
+    for (int pass = 0; pass < om_int(ctx, "samples"); pass++)
+        for (int i = 0; i < n; i++) {
+            b.size = sizes[i] / (long long)b.block * (long long)b.block;
+            if ((rc = bonnie_one_size(&b, phase))) {
+                free(b.buf);
+                return rc;
+            }
+            unlink(b.path);
+        }
+    free(b.buf);
+    return OM_OK;
+}
+
+static int run_bonnie_write(struct om_ctx *ctx) { return run_bonnie(ctx, B_WRITE); }
+static int run_bonnie_rewrite(struct om_ctx *ctx) { return run_bonnie(ctx, B_REWRITE); }
+static int run_bonnie_read(struct om_ctx *ctx) { return run_bonnie(ctx, B_READ); }
+static int run_bonnie_seek(struct om_ctx *ctx) { return run_bonnie(ctx, B_SEEK); }
+
+/* ---- fs.frag.*: fragmentation and contention (von Leitner) ---------------------------- */
+
+/* Number of extents of a file (FIEMAP), or -1 where unknown. */
+static long file_extents(const char *path)
+{
+#if defined(__linux__) && defined(FS_IOC_FIEMAP)
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    struct fiemap fm = {.fm_start = 0, .fm_length = ~0ULL, .fm_flags = FIEMAP_FLAG_SYNC,
+                        .fm_extent_count = 0};
+    long n = ioctl(fd, FS_IOC_FIEMAP, &fm) == 0 ? (long)fm.fm_mapped_extents : -1;
+    close(fd);
+    return n;
+#else
+    (void)path;
+    return -1;
+#endif
+}
+
+/*
+ * Write `size` bytes to each of the files in chunks.  Alone (one file, in order, one
+ * fsync at the end) the file system can lay the file out in one piece.  Interleaved (two
+ * files, as a BitTorrent client writes two downloads: pieces arriving in random order,
+ * each forced to disk before the next, so delayed allocation cannot tidy them up) the
+ * files' pieces are allocated alternately and out of order.
+ */
+static int write_files(const char *paths[], int nfiles, long long size, size_t chunk, char *buf,
+                       int interleaved)
+{
+    int fds[2];
+    long long nchunks = size / (long long)chunk;
+    long long *order = malloc((size_t)nchunks * sizeof *order);
+    if (!order)
+        return -1;
+    for (int f = 0; f < nfiles; f++)
+        if ((fds[f] = open(paths[f], O_CREAT | O_TRUNC | O_WRONLY, 0600)) < 0) {
+            while (f-- > 0)
+                close(fds[f]);
+            free(order);
+            return -1;
+        }
+    for (long long i = 0; i < nchunks; i++)
+        order[i] = i;
+    uint64_t x = 88172645463325252ULL; /* the same piece order on every system */
+    for (long long i = nchunks - 1; interleaved && i > 0; i--) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        long long j = (long long)(x % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int bad = 0;
+    for (long long i = 0; i < nchunks && !bad; i++)
+        for (int f = 0; f < nfiles && !bad; f++) {
+            off_t off = (off_t)order[i] * (off_t)chunk;
+            bad = pwrite(fds[f], buf, chunk, off) != (ssize_t)chunk ||
+                  (interleaved && fsync(fds[f]) != 0);
+        }
+    for (int f = 0; f < nfiles; f++)
+        bad |= fsync(fds[f]) != 0 || close(fds[f]) != 0;
+    free(order);
+    return bad ? -1 : 0;
+}
+
+struct reader {
+    const char *path;
+    size_t chunk;
+    long long bytes;
+    uint64_t ns;
+    int failed;
+};
+
+static void *read_file(void *arg)
+{
+    struct reader *r = arg;
+    char *buf = malloc(r->chunk);
+    int fd = open(r->path, O_RDONLY);
+    uint64_t t0 = om_now_ns();
+    r->bytes = 0;
+    ssize_t got = -1;
+    while (buf && fd >= 0 && (got = read(fd, buf, r->chunk)) > 0)
+        r->bytes += got;
+    r->ns = om_now_ns() - t0;
+    r->failed = !buf || fd < 0 || got < 0;
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return NULL;
+}
+
+/* Drop the files from the cache; skip (rather than time the page cache) if they stay. */
+static int frag_cold(struct om_ctx *ctx, enum cache_mode mode, const char *paths[], int n,
+                     const char *dir)
+{
+    for (int i = 0; i < n; i++) {
+        double pct = drop_file_cache(mode, paths[i]);
+        if (pct == -2)
+            return om_fail(ctx, "dropping %s from the page cache: %s", paths[i], strerror(errno));
+        if (pct > 5)
+            return om_skip(ctx, "cannot make the cache cold on %s: %.0f%% of the file stays "
+                                "in memory after %s", fs_type_name(dir), pct,
+                           mode == CACHE_DROP ? "drop_caches" : "fadvise(DONTNEED)");
+    }
+    return OM_OK;
+}
+
+/* Time readers of the files at once; sample each reader's throughput (MB/s). */
+static int frag_read(struct om_ctx *ctx, const char *paths[], int n, size_t chunk,
+                     long long size, double mbps_out[])
+{
+    struct reader r[2];
+    pthread_t th[2];
+    for (int i = 0; i < n; i++) {
+        r[i] = (struct reader){.path = paths[i], .chunk = chunk};
+        if (pthread_create(&th[i], NULL, read_file, &r[i]) != 0) {
+            for (int j = 0; j < i; j++)
+                pthread_join(th[j], NULL);
+            return om_fail(ctx, "pthread_create failed");
+        }
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        if (r[i].failed || r[i].bytes != size)
+            return om_fail(ctx, "reading %s: got %lld of %lld bytes", paths[i], r[i].bytes, size);
+        mbps_out[i] = mbps(size, r[i].ns);
+    }
+    return OM_OK;
+}
+
+static int frag_setup(struct om_ctx *ctx, int nfiles, char dir[], long long *size,
+                      size_t *chunk, char **buf, enum cache_mode *mode)
+{
+    *mode = cache_mode(ctx);
+    if (*mode != CACHE_FADVISE && *mode != CACHE_DROP)
+        return om_bad_param(ctx, "cache: fs.frag.* needs fadvise or drop_caches");
+    int rc = cache_check(ctx, *mode);
+    if (rc)
+        return rc;
+    *chunk = (size_t)om_int(ctx, "chunk");
+    *size = om_int(ctx, "size") / (long long)*chunk * (long long)*chunk;
+    if (*size == 0)
+        return om_bad_param(ctx, "size must be at least one chunk (%zu bytes)", *chunk);
+    if ((rc = fs_workdir(ctx, nfiles * *size, dir, PATH_MAX)))
+        return rc;
+    if (!(*buf = malloc(*chunk)))
+        return om_fail(ctx, "out of memory");
+    memset(*buf, 'f', *chunk);
+    om_note(ctx, "cache", "%s", cache_how(*mode));
+    return OM_OK;
+}
+
+static int run_frag_layout(struct om_ctx *ctx)
+{
+    char dir[PATH_MAX], a[PATH_MAX + 64], b[PATH_MAX + 64], c[PATH_MAX + 64];
+    long long size;
+    size_t chunk;
+    char *buf = NULL;
+    enum cache_mode mode;
+    int rc = frag_setup(ctx, 3, dir, &size, &chunk, &buf, &mode);
+    if (rc)
+        return rc;
+    snprintf(a, sizeof a, "%s/contiguous", dir);
+    snprintf(b, sizeof b, "%s/interleaved", dir);
+    snprintf(c, sizeof c, "%s/interleaved-other", dir);
+    const char *contig[] = {a}, *inter[] = {b, c};
+    if (write_files(contig, 1, size, chunk, buf, 0) || write_files(inter, 2, size, chunk, buf, 1)) {
+        free(buf);
+        return om_fail(ctx, "writing the test files in %s: %s", dir, strerror(errno));
+    }
+    unlink(c); /* only its pieces' place between the other file's mattered */
+    free(buf);
+    om_note(ctx, "extents", "contiguous file: %ld, interleaved file: %ld (FIEMAP; -1 = unknown)",
+            file_extents(a), file_extents(b));
+    size_t rchunk = (size_t)om_int(ctx, "read_block");
+    for (long long s = 0; s < om_int(ctx, "samples"); s++) {
+        double v;
+        if ((rc = frag_cold(ctx, mode, contig, 1, dir)) ||
+            (rc = frag_read(ctx, contig, 1, rchunk, size, &v)))
+            return rc;
+        om_sample(ctx, "contiguous", OM_NO_X, v);
+        const char *one[] = {b};
+        if ((rc = frag_cold(ctx, mode, one, 1, dir)) ||
+            (rc = frag_read(ctx, one, 1, rchunk, size, &v)))
+            return rc;
+        om_sample(ctx, "interleaved", OM_NO_X, v);
+    }
+    return OM_OK;
+}
+
+static int run_frag_contention(struct om_ctx *ctx)
+{
+    char dir[PATH_MAX], a[PATH_MAX + 64], b[PATH_MAX + 64];
+    long long size;
+    size_t chunk;
+    char *buf = NULL;
+    enum cache_mode mode;
+    int rc = frag_setup(ctx, 2, dir, &size, &chunk, &buf, &mode);
+    if (rc)
+        return rc;
+    snprintf(a, sizeof a, "%s/first", dir);
+    snprintf(b, sizeof b, "%s/second", dir);
+    const char *first[] = {a}, *second[] = {b}, *both[] = {a, b};
+    /* Each file written alone (contiguous), one after the other. */
+    rc = write_files(first, 1, size, chunk, buf, 0) || write_files(second, 1, size, chunk, buf, 0);
+    free(buf);
+    if (rc)
+        return om_fail(ctx, "writing the test files in %s: %s", dir, strerror(errno));
+    size_t rchunk = (size_t)om_int(ctx, "read_block");
+    for (long long s = 0; s < om_int(ctx, "samples"); s++) {
+        double v[2];
+        if ((rc = frag_cold(ctx, mode, first, 1, dir)) ||
+            (rc = frag_read(ctx, first, 1, rchunk, size, v)))
+            return rc;
+        om_sample(ctx, "alone", OM_NO_X, v[0]);
+        if ((rc = frag_cold(ctx, mode, both, 2, dir)) ||
+            (rc = frag_read(ctx, both, 2, rchunk, size, v)))
+            return rc;
+        om_sample(ctx, "with_second_reader", OM_NO_X, v[0]);
+        om_sample(ctx, "second_reader", OM_NO_X, v[1]);
+    }
+    return OM_OK;
+}
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+#define BONNIE_PARAMS                                                                     \
+    FS_DIR_PARAM,                                                                         \
+    {"sizes", OM_LIST, "2m,10m,20m,50m,100m,1g", "4m,32m", "1m", 8192, 64LL << 30, NULL,  \
+     "file sizes, bytes (LB96: 2-100 MB around a 32 MB cache)"},                          \
+    {"block", OM_INT, "8k", NULL, NULL, 512, 16 << 20, NULL, "block size of block I/O"},  \
+    {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,                                   \
+     "passes over all sizes in one process (bonnie: one per invocation)"},                \
+    {"fsync", OM_CHOICE, "yes", NULL, NULL, 0, 0, "yes|no",                                \
+     "end writing passes with fsync (no = the original bonnie: writes may stay cached)"},  \
+    CACHE_PARAM("fadvise")
+
+#define BONNIE_BW(name, what)                                                             \
+    {name, "MB/s", "higher", OM_SWEEP, "file_bytes", what " (MB = 2^20 bytes)"}
+
+#define FRAG_PARAMS                                                                       \
+    FS_DIR_PARAM,                                                                         \
+    {"size", OM_INT, "650m", "32m", "2m", 64 << 10, 64LL << 30, NULL,                    \
+     "bytes per file (VL03: a CD image)"},                                               \
+    {"chunk", OM_INT, "256k", NULL, "64k", 4096, 64 << 20, NULL,                          \
+     "bytes per piece written (a BitTorrent piece)"},                                      \
+    {"read_block", OM_INT, "128k", NULL, NULL, 4096, 64 << 20, NULL, "bytes per read()"}, \
+    {"samples", OM_INT, "3", "1", "1", 1, 1000, NULL, "cold reads of each kind"},          \
+    CACHE_PARAM("fadvise")
+
+const struct om_bench om_family_fs[] = {
+    {"fs.crtdel", "create, write N bytes, close, reopen, read, close, delete a file",
+     "O90 T10; LB96 §7.2 Fig 12", "quick,full,o90,lb96", 10.0, run_crtdel,
+     {FS_DIR_PARAM,
+      {"sizes", OM_LIST, "0,1k,10k,100k,1m", NULL, "0,1k,100k", 0, 64 << 20, NULL,
+       "bytes written and read back"},
+      {"fsync", OM_CHOICE, "both", NULL, NULL, 0, 0, "both|without|with",
+       "time the sequence without fsync, with fsync before close, or both"},
+      {"samples", OM_INT, "10", "3", "2", 1, 100000, NULL, "batches timed; each is one sample"},
+      {"batch_ms", OM_INT, "50", "10", "2", 1, 10000, NULL,
+       "minimum duration of one timed batch (calibrated), ms"}},
+     {{"sequence", "ms", "lower", OM_SWEEP, "bytes", "one create-use-delete sequence"},
+      {"sequence_fsync", "ms", "lower", OM_SWEEP, "bytes",
+       "the same with fsync() before the first close (durable data)"}}},
+    {"fs.bonnie.write", "bonnie sequential write: per character (putc) and by block",
+     "LB96 §7.1 Fig 9", "quick,full,lb96", 20.0, run_bonnie_write, {BONNIE_PARAMS},
+     {BONNIE_BW("per_char", "putc() of every byte"), BONNIE_BW("block", "write() of blocks")}},
+    {"fs.bonnie.rewrite", "bonnie rewrite: read a block, change it, seek back, write it",
+     "LB96 §7.1 (bonnie)", "quick,full,lb96", 10.0, run_bonnie_rewrite, {BONNIE_PARAMS},
+     {BONNIE_BW("rewrite", "read+rewrite of every block")}},
+    {"fs.bonnie.read", "bonnie sequential read, cold: per character (getc) and by block",
+     "LB96 §7.1 Fig 10", "quick,full,lb96", 30.0, run_bonnie_read, {BONNIE_PARAMS},
+     {BONNIE_BW("per_char", "getc() of every byte"), BONNIE_BW("block", "read() of blocks")}},
+    {"fs.bonnie.seek", "bonnie random seeks, cold: read a block at a random offset, write it back",
+     "LB96 §7.1 Fig 11", "quick,full,lb96", 12.0, run_bonnie_seek,
+     {BONNIE_PARAMS, {"seeks", OM_INT, "4000", "500", "100", 1, 100000000, NULL,
+                      "seeks per pass (bonnie: 4000)"}},
+     {{"seeks", "seeks/s", "higher", OM_SWEEP, "file_bytes", "random block read+write-backs per second"}}},
+    {"fs.frag.layout", "cold sequential read of a file written alone vs one written as BitTorrent does",
+     "VL03 (net.download_frag, local disk)", "quick,full,vl03", 40.0, run_frag_layout,
+     {FRAG_PARAMS},
+     {{"contiguous", "MB/s", "higher", OM_POINT, NULL, "file written alone"},
+      {"interleaved", "MB/s", "higher", OM_POINT, NULL,
+       "file written piece by piece in random order, alternating with another file"}}},
+    {"fs.frag.contention", "cold sequential read alone vs while a second reader reads another file",
+     "VL03 (net.download_frag, local disk)", "quick,full,vl03", 10.0, run_frag_contention,
+     {FRAG_PARAMS},
+     {{"alone", "MB/s", "higher", OM_POINT, NULL, "the first reader alone"},
+      {"with_second_reader", "MB/s", "higher", OM_POINT, NULL,
+       "the first reader while a second reads another file"},
+      {"second_reader", "MB/s", "higher", OM_POINT, NULL, "the second reader meanwhile"}}},
+    {0},
+};

@@ -1,0 +1,89 @@
+/*
+ * The far end of the network benchmarks, and the protocol both ends speak.
+ *
+ * `osmeter-core serve [--listen ADDR:PORT]` runs it on another host; with peer="" a
+ * benchmark forks the same session code as a local child on loopback, so one code
+ * path is measured and tested either way.
+ *
+ * Control connection (TCP, one text line per message, '\n'-terminated, < 256 bytes):
+ *   far:  OSMETER-PEER 1 CHALLENGE <server nonce, 32 hex>     (or BUSY <why>, then close)
+ *   near: AUTH <client nonce, 32 hex> <HMAC-SHA256(secret, "osmeter-peer-1 client " sn " " cn)>
+ *   far:  OK <HMAC-SHA256(secret, "osmeter-peer-1 server " sn " " cn)>   or ERR <why>, close
+ * then requests, each answered with PORT <port> [...], OK [...] or ERR <why>:
+ *   TCP_SINK <buf> <total> <count>  accept one connection; <count> times read <total> bytes
+ *                                   in <buf>-sized reads and answer one byte; then OK
+ *   TCP_ECHO <size>                 accept one connection; echo <size>-byte messages until EOF
+ *   TCP_ACCEPT                      accept and close connections; SYNC / END on the control
+ *                                   line drain the queue and answer OK <accepted>
+ *   UDP_SINK <size> <count>         count datagrams until <count>, a zero-length datagram or
+ *                                   1 s of silence: OK <datagrams> <bytes> <first-to-last ns>
+ *   UDP_ECHO <size>                 echo datagrams until a zero-length one: OK <echoed>
+ *   QUIT
+ * Data sockets are bound to the control connection's local address and take traffic only
+ * from the control connection's remote address.  The secret never crosses the wire.
+ */
+#ifndef OSMETER_PEER_H
+#define OSMETER_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OM_PEER_DEFAULT_PORT 7227
+#define OM_PEER_SECRET_ENV "OSMETER_PEER_SECRET"
+#define OM_PEER_LINE 256
+
+/* ---- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) ------------------------------ */
+struct om_sha256 {
+    uint32_t h[8];
+    uint64_t length; /* bytes hashed so far */
+    uint8_t block[64];
+    size_t fill;
+};
+void om_sha256_init(struct om_sha256 *s);
+void om_sha256_update(struct om_sha256 *s, const void *data, size_t len);
+void om_sha256_final(struct om_sha256 *s, uint8_t digest[32]);
+void om_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
+                    uint8_t mac[32]);
+/* FIPS 180-2 and RFC 4231 test vectors; 0 when all pass (prints failures on stderr). */
+int om_peer_self_test(int verbose);
+
+/* ---- the far end ---------------------------------------------------------------- */
+struct om_peer_limits {
+    long max_seconds;     /* a session ends (its process exits) after this long */
+    long long max_bytes;  /* data bytes one session may move, both directions */
+    int quiet;            /* no log lines on stderr (the local far end of a benchmark) */
+};
+extern const struct om_peer_limits om_peer_default_limits;
+
+/* Serve one session on an accepted control connection; call it in a process of its own
+ * (it arms alarm() for the duration limit).  Returns an exit status. */
+int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *lim);
+/* `osmeter-core serve ...` (argv[0] is "serve"). */
+int om_peer_main(int argc, char **argv);
+
+/* ---- the near end --------------------------------------------------------------- */
+/* Read one line (without '\n') within timeout_ms.  Returns its length, or -1 on EOF or
+ * error, -2 on timeout, -3 when the line is too long. */
+int om_peer_read_line(int fd, char *line, size_t cap, int timeout_ms);
+/* Answer the challenge; 0, or -1 with a one-line reason in err. */
+int om_peer_handshake(int ctl, const char *secret, char *err, size_t errlen);
+/* Random bytes as hex (2*n chars + NUL) from the system's generator; 0 or -1. */
+int om_peer_random_hex(char *out, size_t n);
+
+/* "HOST:PORT", "[V6ADDR]:PORT", "HOST" or a bare IPv6 address (default port); 0 or -1. */
+int om_peer_parse_address(const char *s, char *host, size_t hostlen, int *port);
+
+struct sockaddr_storage;
+void om_sock_set_port(struct sockaddr_storage *a, int port);
+/* SO_RCVTIMEO and SO_SNDTIMEO, so a vanished other end cannot hang a transfer. */
+void om_sock_timeouts(int fd, int ms);
+
+/* ---- transfers both ends use ------------------------------------------------------ */
+/* Write total bytes in chunk-sized writes to fd.  0, or -1 with errno. */
+int om_send_data(int fd, long long total, size_t chunk, const char *buf);
+/* om_send_data(), then wait for the one-byte answer on ackfd.  0, or -1 with errno. */
+int om_send_transfer(int fd, int ackfd, long long total, size_t chunk, char *buf);
+/* Read total bytes in chunk-sized reads from fd, then answer one byte on ackfd. */
+int om_sink_transfer(int fd, int ackfd, long long total, size_t chunk, char *buf);
+
+#endif

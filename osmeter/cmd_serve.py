@@ -1,0 +1,105 @@
+"""`osmeter serve`: run the far end of the network benchmarks on this host.
+
+Another host then runs `osmeter run net... --peer THIS_HOST:PORT` with the same secret.
+The work is done by `osmeter-core serve` (core/peer.c); this command finds the core,
+hands it the secret through the environment (never on the command line, where `ps`
+would show it) and stops it cleanly on Ctrl-C.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from . import core
+
+SECRET_ENV = "OSMETER_PEER_SECRET"
+DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/peer.h
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "serve", help="run the far end of the network benchmarks for another host",
+        description="Serve the far end of the net.* benchmarks.  Clients authenticate "
+                    "with a shared secret (HMAC-SHA256 challenge-response; the secret never "
+                    "crosses the wire).  One client at a time; each session is limited in "
+                    "time and bytes.")
+    p.add_argument("--listen", default="127.0.0.1:%d" % DEFAULT_PORT, metavar="ADDR:PORT",
+                   help="address to listen on (default 127.0.0.1:%d; [::]:PORT for IPv6 "
+                        "and IPv4; port 0 picks a free one)" % DEFAULT_PORT)
+    p.add_argument("--secret-file", metavar="FILE",
+                   help="file holding the shared secret (default: $%s)" % SECRET_ENV)
+    p.add_argument("--max-seconds", type=int, metavar="N",
+                   help="longest session, seconds (default 300)")
+    p.add_argument("--max-bytes", metavar="N",
+                   help="most data one session may move, e.g. 4g (default 4g)")
+    p.set_defaults(func=run_serve)
+
+
+def _secret(args) -> str | None:
+    if args.secret_file:
+        with open(args.secret_file, encoding="utf-8") as f:
+            return f.read().strip()
+    return os.environ.get(SECRET_ENV)
+
+
+def run_serve(args) -> int:
+    try:
+        secret = _secret(args)
+    except OSError as e:
+        print("osmeter serve: cannot read the secret file: %s" % e, file=sys.stderr)
+        return 2
+    if not secret or len(secret) < 8:
+        print("osmeter serve: a shared secret of at least 8 characters is needed "
+              "(--secret-file FILE or $%s)" % SECRET_ENV, file=sys.stderr)
+        return 2
+    try:
+        cmd = [str(core.core_path()), "serve", "--listen", args.listen]
+    except core.CoreError as e:
+        print("osmeter serve: %s" % e, file=sys.stderr)
+        return 2
+    if args.max_seconds is not None:
+        cmd += ["--max-seconds", str(args.max_seconds)]
+    if args.max_bytes is not None:
+        cmd += ["--max-bytes", str(args.max_bytes)]
+    proc = subprocess.Popen(cmd, env=dict(os.environ, **{SECRET_ENV: secret}),
+                            preexec_fn=_die_with_parent)
+    previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return proc.wait()
+    except (KeyboardInterrupt, _Stop):
+        # Ctrl-C reached the core too (same process group); SIGTERM/SIGHUP only us.
+        return _stop(proc)
+    finally:
+        if proc.poll() is None:
+            _stop(proc)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGHUP to the front-end: stop the core and leave cleanly."""
+
+
+def _raise_stop(signum, frame):
+    raise _Stop()
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, the core gets SIGTERM if we are killed."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _stop(proc: subprocess.Popen) -> int:
+    for sig, wait in ((signal.SIGINT, 5.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            break
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return 0

@@ -1,0 +1,313 @@
+"""Memory family analysis: the cache plateaus of a bandwidth or latency curve.
+
+A curve of bandwidth (or load latency) over buffer size is a staircase: flat while the
+buffers fit in one cache level, a drop (rise) where they stop fitting, flat again.
+`find_plateaus` cuts the curve into flat pieces and `derive` reports each plateau's level
+and the size where it breaks, next to the cache sizes the system reports.
+
+Method: the curve is segmented in log space (log size, log value) by dynamic
+programming: the segmentation that minimises the squared deviation of each point from
+its segment's mean plus a penalty per segment (a BIC-like penalty scaled by the noise,
+which is estimated from neighbouring differences).  Segments of a single point are
+transitions (a point half-way down a step) or outliers; neighbouring segments whose
+levels differ by less than `min_step` are one plateau.  A plateau's value is the median
+of its points; it breaks where the curve crosses the geometric mean of its level and the
+next one's (interpolated in log-log).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+from osmeter import stats
+from osmeter.model import Result, Sample
+
+SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+
+PENALTY = 5.0  # per segment, in units of noise variance x log(points)
+
+# Benchmarks whose footprint is two buffers of the swept size (source and destination).
+TWO_BUFFERS = {"mem.copy", "mem.copy_prefetch", "mem.copy_nt", "mem.memcpy"}
+
+
+# ---- cache sizes ----------------------------------------------------------------------
+
+def _parse_size(text: str) -> int:
+    text = text.strip()
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if mult > 1 else text) * mult
+
+
+def read_sys_caches(root: Path = SYS_CACHE) -> list[dict]:
+    """The caches of cpu0 as [{"level", "type", "size"}] from Linux /sys; [] elsewhere."""
+    caches = []
+    for index in sorted(root.glob("index*")):
+        try:
+            caches.append({"level": int((index / "level").read_text()),
+                           "type": (index / "type").read_text().strip(),
+                           "size": _parse_size((index / "size").read_text())})
+        except (OSError, ValueError):
+            continue
+    return caches
+
+
+def data_caches(sysinfo: dict | None) -> list[dict]:
+    """Data and unified caches, smallest level first: from sysinfo, else from /sys."""
+    caches = ((sysinfo or {}).get("cpu") or {}).get("caches") or read_sys_caches()
+    by_level = {}
+    for c in caches:
+        try:
+            level, size = int(c["level"]), int(c["size"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if c.get("type") != "Instruction" and size > 0:
+            by_level[level] = {"level": level, "type": c.get("type"), "size": size}
+    return [by_level[k] for k in sorted(by_level)]
+
+
+# ---- segmentation ---------------------------------------------------------------------
+
+def _noise(z: list[float]) -> float:
+    """Robust standard deviation of one point, from the differences between neighbours
+    (sqrt(2) sigma each): the smaller of two estimates, their median absolute deviation
+    (efficient when steps are few among many points) and their lower quartile in
+    absolute value (0.3186 sigma for a Gaussian; untouched even when every other
+    difference is a step, as on a curve with two sizes per cache level)."""
+    d = [b - a for a, b in zip(z, z[1:])]
+    if len(d) < 2:
+        return 0.0
+    med = statistics.median(d)
+    mad = 1.4826 * statistics.median(abs(x - med) for x in d)
+    q1 = sorted(abs(x) for x in d)[(len(d) - 1) // 4] / 0.3186
+    return min(mad, q1) / math.sqrt(2)
+
+
+def _median3(z: list[float]) -> list[float]:
+    """Running median of three (of the first and last three at the ends): removes a lone
+    outlier, keeps a step where it is."""
+    if len(z) < 3:
+        return list(z)
+    ends = [statistics.median(z[:3]), statistics.median(z[-3:])]
+    return [ends[0]] + [statistics.median(z[i - 1:i + 2]) for i in range(1, len(z) - 1)] \
+        + [ends[1]]
+
+
+def _segment(z: list[float], penalty: float) -> list[tuple[int, int]]:
+    """Optimal partition of z into [start, end) runs: min sum of SSE + penalty each."""
+    n = len(z)
+    s1 = [0.0] * (n + 1)
+    s2 = [0.0] * (n + 1)
+    for i, v in enumerate(z):
+        s1[i + 1] = s1[i] + v
+        s2[i + 1] = s2[i] + v * v
+
+    def sse(i, j):
+        m = j - i
+        return max(0.0, s2[j] - s2[i] - (s1[j] - s1[i]) ** 2 / m)
+
+    best = [0.0] + [math.inf] * n
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):
+            c = best[i] + sse(i, j) + penalty
+            if c < best[j]:
+                best[j], cut[j] = c, i
+    runs, j = [], n
+    while j > 0:
+        runs.append((cut[j], j))
+        j = cut[j]
+    return runs[::-1]
+
+
+def find_plateaus(xs, ys, min_points: int = 2, min_step: float = 0.15,
+                  noise_floor: float = 0.02) -> list[dict]:
+    """Plateaus of the curve ys(xs) (xs > 0, ys > 0), smallest x first.
+
+    Each is {"first_x", "last_x", "value", "n", "min", "max", "xs", "break_x"}, where
+    `value` is the median of its points and `break_x` the size at which the curve leaves
+    it for the next plateau (None for the last).  `min_step` is the smallest relative
+    difference between two neighbouring plateaus; `noise_floor` the smallest relative
+    noise assumed (so a perfectly clean curve is not cut at every point).
+    """
+    pts = sorted((float(x), float(y)) for x, y in zip(xs, ys) if x > 0 and y > 0)
+    if len(pts) < 2 * min_points:
+        return []
+    lx = [math.log(x) for x, _ in pts]
+    raw = [math.log(y) for _, y in pts]
+    z = _median3(raw)
+    sigma = max(_noise(raw), noise_floor)
+    runs = _segment(z, penalty=PENALTY * sigma * sigma * math.log(len(z)))
+    # On a dense curve (steps under a factor of 2) a short run between two others is
+    # points on the way down a step, not a plateau; at either end of the curve there is
+    # no step to be on, and on a sparse one a step leaves no points on the way.
+    dense = statistics.median(b - a for a, b in zip(lx, lx[1:])) < math.log(1.9)
+    runs = [r for r in runs
+            if r[1] - r[0] >= min_points + (dense and 0 < r[0] and r[1] < len(z))]
+    level = lambda r: statistics.median(z[r[0]:r[1]])  # noqa: E731
+    # Neighbours at (nearly) the same level are one plateau cut by noise or an outlier.
+    step = math.log1p(min_step)
+    merged = True
+    while merged and len(runs) > 1:
+        merged = False
+        gaps = [abs(level(a) - level(b)) for a, b in zip(runs, runs[1:])]
+        k = min(range(len(gaps)), key=gaps.__getitem__)
+        if gaps[k] < step:
+            runs[k:k + 2] = [(runs[k][0], runs[k + 1][1])]
+            merged = True
+    plateaus = []
+    for r in runs:
+        vals = [y for _, y in pts[r[0]:r[1]]]
+        plateaus.append({"first_x": pts[r[0]][0], "last_x": pts[r[1] - 1][0],
+                         "value": statistics.median(vals), "n": len(vals),
+                         "min": min(vals), "max": max(vals),
+                         "xs": [x for x, _ in pts[r[0]:r[1]]], "break_x": None,
+                         "_run": r})
+    for a, b in zip(plateaus, plateaus[1:]):
+        a["break_x"] = _crossing(lx, z, a["_run"], b["_run"],
+                                 (math.log(a["value"]) + math.log(b["value"])) / 2)
+    for p in plateaus:
+        del p["_run"]
+    return plateaus
+
+
+def _crossing(lx, z, ra, rb, mid):
+    """x where z first crosses `mid` going from run ra to run rb (log-log interpolation)."""
+    up = z[rb[0]] > mid
+    for i in range(ra[1] - 1, rb[0]):
+        if (z[i + 1] > mid) == up and (z[i] > mid) != up:
+            t = (mid - z[i]) / (z[i + 1] - z[i])
+            return math.exp(lx[i] + t * (lx[i + 1] - lx[i]))
+    return math.sqrt(math.exp(lx[ra[1] - 1]) * math.exp(lx[rb[0]]))  # noisy: halfway
+
+
+# ---- naming plateaus after cache levels -----------------------------------------------
+
+def label_plateaus(plateaus: list[dict], caches: list[dict], buffers: int = 1) -> None:
+    """Add "label" (L1, L2, ..., memory) and, where it breaks, the reported cache nearest
+    to the break.  `buffers` is how many buffers of the swept size the benchmark touches,
+    so that a copy's plateau is matched by its footprint, not by its x.
+
+    A plateau is named after the size range (0, L1], (L1, L2], ..., (LLC, inf) in which
+    its inner half lies (on a log scale), "L1-L2" when that half straddles two; the last
+    plateau of a curve that goes well past the last-level cache is memory.  The names
+    are a reading aid; the break sizes next to the reported cache sizes are the finding.
+    """
+    bounds = [float(c["size"]) for c in caches]
+    names = ["L%d" % c["level"] for c in caches] + ["memory"]
+    where = lambda fp: names[sum(fp > b for b in bounds)]  # noqa: E731
+    for i, p in enumerate(plateaus):
+        lo, hi = p["first_x"] * buffers, p["last_x"] * buffers
+        p["footprint_bytes"] = [lo, hi]
+        if not caches:
+            p["label"] = None
+        elif i == len(plateaus) - 1 and hi >= 2 * bounds[-1]:
+            p["label"] = "memory"
+        else:
+            a, b = where(lo ** 0.75 * hi ** 0.25), where(lo ** 0.25 * hi ** 0.75)
+            p["label"] = a if a == b else "%s-%s" % (a, b)
+        if p["break_x"] is not None and caches:
+            fp = p["break_x"] * buffers
+            near = min(caches, key=lambda c: abs(math.log(fp / c["size"])))
+            p["break_footprint_bytes"] = fp
+            p["nearest_cache"] = {"level": near["level"], "size": near["size"],
+                                  "ratio": fp / near["size"]}
+    seen = {}
+    for p in plateaus:  # two plateaus in one level (a noisy step): keep both, numbered
+        if p["label"] is not None:
+            seen[p["label"]] = seen.get(p["label"], 0) + 1
+            if seen[p["label"]] > 1:
+                p["label"] += "#%d" % seen[p["label"]]
+
+
+# ---- the front-end hook ---------------------------------------------------------------
+
+def _centre(r: Result) -> float | None:
+    if r.summary.get("median") is not None:
+        return float(r.summary["median"])
+    vals = [s.value for s in r.samples]
+    return statistics.median(vals) if vals else None
+
+
+def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
+    """Plateaus of every buffer-size sweep of a mem.* benchmark.
+
+    Marks each sweep point with extra["plateau"] (its plateau's label, or "transition")
+    and returns one derived Result per plateau: metric "<metric>.plateau.<label>", its
+    median value, and in extra the sizes it spans, where it breaks and the nearest cache
+    size the system reports.
+    """
+    if not bench_id.startswith("mem."):
+        return []
+    caches = data_caches(sysinfo)
+    buffers = 2 if bench_id in TWO_BUFFERS else 1
+    by_metric: dict[str, list[Result]] = {}
+    for r in results:
+        if (r.bench == bench_id and r.shape == "sweep" and r.status == "ok"
+                and r.x is not None and r.x_name == "buffer_bytes"):
+            by_metric.setdefault(r.metric, []).append(r)
+    derived = []
+    for metric, points in by_metric.items():
+        points = [p for p in points if _centre(p) is not None]
+        # Sizes that are not multiples of 16 show the byte loop's cost, not a cache.
+        aligned = [p for p in points if int(p.x) % 16 == 0]
+        used = aligned if len(aligned) >= 4 else points
+        plateaus = find_plateaus([p.x for p in used], [_centre(p) for p in used])
+        label_plateaus(plateaus, caches, buffers)
+        for p in points:
+            home = [q for q in plateaus if p.x in q["xs"]]
+            p.extra["plateau"] = home[0]["label"] if home else "transition"
+        if not points:
+            continue
+        first = points[0]
+        for q in plateaus:
+            extra = {k: v for k, v in q.items() if k not in ("min", "max", "n")}
+            extra["level_of_point_medians"] = extra.pop("value")
+            extra["caches"] = caches
+            extra["buffers"] = buffers
+            samples = _plateau_samples([p for p in points if p.x in q["xs"]])
+            summary = stats.summarize(samples)
+            derived.append(Result(
+                bench=bench_id, metric="%s.plateau.%s" % (metric, q["label"] or "?"),
+                unit=first.unit, better=first.better, shape="derived",
+                params=dict(first.params), samples=samples, summary=summary,
+                warnings=stats.reliability_warnings(summary), extra=extra))
+    return derived
+
+
+def _plateau_samples(points: list[Result]) -> list[Sample]:
+    """The plateau's level in each repetition (the median over its sizes of that
+    repetition's median), so that its interval shows what another run would see."""
+    by_rep: dict[int, list[float]] = {}
+    for p in points:
+        per_rep: dict[int, list[float]] = {}
+        for s in p.samples:
+            per_rep.setdefault(s.rep, []).append(s.value)
+        for rep, vals in per_rep.items():
+            by_rep.setdefault(rep, []).append(statistics.median(vals))
+    if not by_rep:  # summaries without samples: one value per size
+        return [Sample(0, None, _centre(p)) for p in points]
+    return [Sample(rep, None, statistics.median(v)) for rep, v in sorted(by_rep.items())]
+
+
+def describe(plateaus: list[dict], unit: str) -> str:
+    """One line per plateau, for reports and the cross-check script."""
+    lines = []
+    for p in plateaus:
+        line = "%-8s %10.1f %s  %s..%s" % (p.get("label") or "?", p["value"], unit,
+                                           _fmt_bytes(p["first_x"]), _fmt_bytes(p["last_x"]))
+        if p["break_x"] is not None:
+            line += ", breaks at %s" % _fmt_bytes(p["break_x"])
+            near = p.get("nearest_cache")
+            if near:
+                line += " (footprint %.2f x L%d = %s)" % (near["ratio"], near["level"],
+                                                        _fmt_bytes(near["size"]))
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size:
+            return "%.3g%s" % (n / size, unit)
+    return "%dB" % n

@@ -1,0 +1,344 @@
+"""File-system and application benchmarks (core/bench/fs.c, core/bench/mab.c) on real
+file systems made for the test: loop-mounted ext4, xfs, btrfs images and tmpfs
+(tests/fsimages.py), plus osmeter.fsinfo and the bad-input checks."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from osmeter import core, fsinfo
+from tests import fsimages
+
+FS_BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
+              "fs.bonnie.seek", "fs.frag.layout", "fs.frag.contention", "mab.local",
+              "mab.remote", "fs.tar.create", "fs.tar.extract", "fs.rm_tree"]
+
+
+def mount_or_skip(kind, **kw):
+    try:
+        fsimages.check_available(kind)
+    except fsimages.Unavailable as e:
+        pytest.skip(str(e))
+    return fsimages.mounted(kind, **kw)
+
+
+@pytest.fixture(scope="module", params=fsimages.KINDS)
+def fsdir(request):
+    with mount_or_skip(request.param) as mnt:
+        yield request.param, mnt
+
+
+def run_in(bench, d, expect="ok", **params):
+    inv = core.invoke(bench, params=dict(params, dir=d), preset="smoke", timeout=120)
+    assert inv.status == expect, "%s in %s: %s (%s)\n%s" % (bench, d, inv.status, inv.reason,
+                                                            inv.stderr)
+    return inv
+
+
+# ---- every experiment on every file system -------------------------------------------
+
+@pytest.mark.root
+@pytest.mark.parametrize("bench", FS_BENCHES)
+def test_experiment_on_real_fs(fsdir, bench):
+    kind, d = fsdir
+    info = fsinfo.describe(d)
+    assert info["fs_type"] == kind and "osmeter" in info["mount_point"]
+    expect = "skipped" if bench.startswith("fs.frag.") and kind == "tmpfs" else "ok"
+    inv = run_in(bench, d, expect=expect)
+    # The result says where it ran, and the core agrees with the mount table.
+    assert inv.notes["directory"].startswith(d + "/osmeter-fs.")
+    assert inv.notes["fs_type"] == kind
+    assert os.listdir(d) in ([], ["lost+found"]), "left behind in %s: %s" % (d, os.listdir(d))
+    if expect == "skipped":
+        assert "cold" in inv.reason and "tmpfs" in inv.reason
+        return
+    assert inv.samples and all(v > 0 for _, _, v in inv.samples)
+    declared = {m["name"] for m in inv.header["metrics"]}
+    assert {m for m, _, _ in inv.samples} <= declared
+    if bench == "mab.remote":
+        assert "not a known network file system" in inv.notes["warning"]
+
+
+@pytest.mark.root
+def test_remote_penalty():
+    assert fsinfo.remote_penalty_pct(100.0, 150.0) == pytest.approx(50.0)
+    assert fsinfo.remote_penalty_pct(427.0, 427.0) == 0.0
+
+
+# ---- what each benchmark measures (in the private temp dir) ----------------------------
+
+def test_crtdel_sweeps_both_metrics(smoke):
+    inv = smoke("fs.crtdel", sizes="0,1k,64k")
+    for metric in ("sequence", "sequence_fsync"):
+        assert sorted({x for m, x, _ in inv.samples if m == metric}) == [0, 1024, 65536]
+        # ms per sequence: more than a microsecond; fsync on a busy shared disk can be slow
+        assert all(1e-3 < v < 60000 for v in inv.values(metric)), inv.values(metric)
+    only = smoke("fs.crtdel", fsync="without")
+    assert only.values("sequence") and not only.values("sequence_fsync")
+
+
+def test_bonnie_sizes_and_cold_cache(smoke):
+    inv = smoke("fs.bonnie.read", sizes="64k,256k")
+    for metric in ("per_char", "block"):
+        assert sorted({x for m, x, _ in inv.samples if m == metric}) == [65536, 262144]
+    assert inv.notes["cache"].startswith("fadvise")
+    seek = smoke("fs.bonnie.seek", sizes="256k", seeks="50")
+    assert len(seek.values("seeks")) == 1 and seek.values("seeks")[0] > 0
+    assert "fsync" in seek.notes["timing"]
+    nosync = smoke("fs.bonnie.write", fsync="no", cache="warm")
+    assert "no fsync" in nosync.notes["timing"] and nosync.notes["cache"].startswith("warm")
+    assert nosync.values("per_char") and nosync.values("block")
+
+
+def test_bonnie_refuses_a_size_below_one_block(smoke):
+    inv = core.invoke("fs.bonnie.write", params={"sizes": "8k", "block": "16k"},
+                      preset="smoke")
+    assert inv.status == "failed" and inv.returncode == 2 and "block" in inv.reason
+
+
+def test_mab_phases_add_up(smoke):
+    inv = smoke("mab.local")
+    phases = {m: inv.values(m)[0] for m in ("mkdir", "copy", "stat", "read", "compile",
+                                            "o90_copy", "total")}
+    first4 = phases["mkdir"] + phases["copy"] + phases["stat"] + phases["read"]
+    assert phases["o90_copy"] == pytest.approx(first4, abs=1e-3)
+    assert phases["total"] == pytest.approx(phases["o90_copy"] + phases["compile"], abs=1e-3)
+    assert "cc" in inv.notes["compiler"]
+
+
+def test_mab_without_a_compiler_skips(smoke):
+    inv = smoke("mab.local", expect="skipped", cc="osmeter-no-such-cc")
+    assert "compiler" in inv.reason
+
+
+def test_mab_remote_needs_a_dir(smoke):
+    inv = smoke("mab.remote", expect="skipped")
+    assert "network file system" in inv.reason
+
+
+def test_tar_compression_is_recorded(smoke):
+    inv = smoke("fs.tar.create", compress="gzip")
+    assert inv.notes["compression"] == "gzip" and int(inv.notes["archive_bytes"]) > 0
+    inv = smoke("fs.tar.extract")
+    assert inv.notes["compression"] in ("bzip2", "gzip", "none")
+
+
+# ---- bad input: one clear line, failure exit, nothing touched ---------------------------
+
+def bad_dir(bench, d, **params):
+    r = subprocess.run([str(core.core_path()), "run", bench, "--preset=smoke", "dir=" + d]
+                       + ["%s=%s" % kv for kv in params.items()],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and d in lines[0], r.stderr
+    return lines[0]
+
+
+def test_dir_that_does_not_exist(tmp_path):
+    d = str(tmp_path / "osmeter-missing")
+    assert "No such file" in bad_dir("fs.crtdel", d)
+    assert not os.path.exists(d)
+    assert fsinfo.check_dir(d) == "%s: no such directory" % d
+
+
+def test_dir_that_is_a_file(tmp_path):
+    f = tmp_path / "osmeter-file"
+    f.write_text("x")
+    assert "not a directory" in bad_dir("mab.local", str(f))
+    assert "not a directory" in fsinfo.check_dir(str(f))
+
+
+@pytest.mark.root
+def test_dir_that_is_not_writable(tmp_path):
+    src = tmp_path / "osmeter-ro-src"
+    src.mkdir()
+    try:
+        ctx = fsimages.read_only_bind(str(src))
+        mnt = ctx.__enter__()
+    except fsimages.Unavailable as e:
+        pytest.skip(str(e))
+    try:
+        msg = bad_dir("fs.bonnie.write", mnt)
+        assert "read-only" in msg or "not writable" in msg
+        assert "read-only" in fsinfo.check_dir(mnt)
+        assert os.listdir(src) == []
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+@pytest.mark.root
+def test_dir_that_is_too_small():
+    with mount_or_skip("tmpfs", size_mb=2) as d:
+        msg = bad_dir("fs.bonnie.write", d, sizes="4m")
+        assert "needs" in msg and "MB free" in msg
+        assert os.listdir(d) == []
+        assert "needs" in fsinfo.check_dir(d, need_bytes=4 * 2 ** 20)
+        assert fsinfo.check_dir(d, need_bytes=1024) is None
+
+
+# ---- cleanup: at the end, on SIGTERM, and of the test mounts themselves -----------------
+
+@pytest.mark.root
+def test_sigterm_removes_the_private_dir():
+    with mount_or_skip("tmpfs", size_mb=64) as d:
+        p = subprocess.Popen([str(core.core_path()), "run", "fs.crtdel", "dir=" + d,
+                              "samples=1000", "batch_ms=2000"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while not os.listdir(d) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert os.listdir(d), "the benchmark never made its directory"
+            time.sleep(0.2)
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert os.listdir(d) == []
+
+
+@pytest.mark.root
+def test_mounts_are_cleaned_up_after_a_failure():
+    try:
+        fsimages.check_available("ext4")
+    except fsimages.Unavailable as e:
+        pytest.skip(str(e))
+    seen = {}
+    with pytest.raises(ZeroDivisionError):
+        with fsimages.mounted("ext4", size_mb=32) as mnt:
+            seen["mnt"] = mnt
+            seen["info"] = fsinfo.describe(mnt)
+            1 / 0
+    assert not fsimages.is_mounted(seen["mnt"])
+    assert not os.path.exists(os.path.dirname(seen["mnt"]))
+    image = seen["info"]["backing_file"]
+    assert "osmeter" in image and not os.path.exists(image)
+    assert seen["info"]["device"].startswith("/dev/loop")
+    attached = [open(f).read().strip() for f in Path("/sys/block").glob("loop*/loop/backing_file")]
+    assert not [a for a in attached if a.startswith(image)], attached
+
+
+# ---- fsinfo ------------------------------------------------------------------------------
+
+def test_mountinfo_parsing_unescapes_names():
+    line = ("36 25 8:1 / /mnt/osmeter\\040dir rw,noatime shared:1 - ext4 /dev/sda1 "
+            "rw,errors=remount-ro")
+    (m,) = fsinfo._mountinfo(line)
+    assert m["mount_point"] == "/mnt/osmeter dir" and m["fs_type"] == "ext4"
+    assert m["device"] == "/dev/sda1" and m["mount_options"] == "rw,noatime"
+    assert m["super_options"] == "rw,errors=remount-ro"
+
+
+def test_bsd_and_macos_df_and_mount_parsing():
+    df = ("Filesystem  512-blocks    Used Avail Capacity  Mounted on\n"
+          "/dev/disk1s1  976490576 1234 5678    1%    /System/Volumes/Data\n")
+    assert fsinfo._parse_df(df) == {"device": "/dev/disk1s1",
+                                    "mount_point": "/System/Volumes/Data"}
+    mount = ("/dev/ada0p2 on / (ufs, local, soft-updates)\n"
+             "/dev/disk1s1 on /System/Volumes/Data (apfs, local, journaled, nobrowse)\n"
+             "server:/export on /mnt/nfs (nfs)\n")
+    assert fsinfo._parse_mount(mount, "/System/Volumes/Data") == {
+        "fs_type": "apfs", "mount_options": "local,journaled,nobrowse"}
+    assert fsinfo._parse_mount(mount, "/mnt/nfs") == {"fs_type": "nfs", "mount_options": ""}
+    assert fsinfo._parse_mount("/dev/vda on / type ext4 (rw,relatime)\n", "/") == {
+        "fs_type": "ext4", "mount_options": "rw,relatime"}
+
+
+def test_describe_agrees_with_df_and_mount(tmp_path):
+    linux = fsinfo.describe(str(tmp_path))
+    portable = fsinfo._portable(os.path.realpath(tmp_path))
+    assert portable["mount_point"] == linux["mount_point"]
+    assert portable["fs_type"] == linux["fs_type"]
+    assert linux["total_bytes"] >= linux["free_bytes"] > 0
+
+
+# ---- mab.remote on a network file system: sshfs across two network namespaces ---------
+
+def netns_names():
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.root
+def test_mab_remote_on_sshfs_and_the_remote_penalty(smoke):
+    before = set(netns_names())
+    try:
+        ctx = fsimages.sshfs_mounted()
+        mnt = ctx.__enter__()
+    except fsimages.Unavailable as e:
+        pytest.skip(str(e))
+    try:
+        assert fsinfo.describe(mnt)["fs_type"] == "fuse.sshfs"
+        remote = run_in("mab.remote", mnt)
+        assert remote.notes["fs_type"] == "fuse" and "warning" not in remote.notes
+        assert os.listdir(mnt) == []
+    finally:
+        ctx.__exit__(None, None, None)
+    local = smoke("mab.local")
+    penalty = fsinfo.remote_penalty_pct(local.values("total")[0], remote.values("total")[0])
+    assert penalty > -100
+    assert not fsimages.is_mounted(mnt) and not os.path.exists(mnt)
+    assert set(netns_names()) == before
+
+
+# ---- as an ordinary user (setpriv to nobody): permissions and root-only cache dropping ---
+
+def run_as_nobody(args):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to run the core as nobody")
+    return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                           str(core.core_path())] + args, capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, TMPDIR="/tmp"))
+
+
+@pytest.fixture
+def world_dir():
+    """A directory an unprivileged user can reach (the test TMPDIR is root's, 0700)."""
+    d = tempfile.mkdtemp(prefix="osmeter-test-", dir="/tmp")
+    os.chmod(d, 0o755)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.root
+def test_dir_without_write_permission_for_a_user(world_dir):
+    d = os.path.join(world_dir, "readonly")
+    os.mkdir(d, 0o555)
+    os.chmod(d, 0o555)
+    r = run_as_nobody(["run", "fs.crtdel", "--preset=smoke", "dir=" + d])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "osmeter-core: error: dir %s: not writable: Permission denied" % d]
+    assert os.listdir(d) == []
+
+
+@pytest.mark.root
+def test_drop_caches_needs_root(world_dir):
+    os.chmod(world_dir, 0o777)
+    r = run_as_nobody(["run", "fs.bonnie.read", "--preset=smoke", "cache=drop_caches",
+                       "dir=" + world_dir])
+    assert r.returncode == 0 and '"type":"skip"' in r.stdout and "root" in r.stdout
+    assert os.listdir(world_dir) == []
+
+
+def test_direct_io_is_used_or_refused_with_a_reason(smoke):
+    inv = core.invoke("fs.bonnie.read", params={"cache": "direct", "sizes": "256k"},
+                      preset="smoke")
+    assert inv.status in ("ok", "skipped"), inv.reason
+    if inv.status == "ok":
+        assert inv.notes["cache"].startswith("direct")
+        assert inv.values("block") and inv.values("per_char")
+    else:
+        assert "O_DIRECT" in inv.reason

@@ -1,0 +1,311 @@
+"""Memory family: each benchmark at a tiny size, plausibility at memory sizes, parameter
+errors, clean-up, the compiled loops, and plateau detection on synthetic curves."""
+import math
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+
+import pytest
+
+from osmeter import core
+from osmeter.families import mem
+from osmeter.model import Result, Sample
+
+SWEEPS = ["mem.read", "mem.write", "mem.write_prefetch", "mem.copy", "mem.copy_prefetch",
+          "mem.memcpy", "mem.memmove", "mem.memset"]
+STREAMING = ["mem.write_nt", "mem.copy_nt"]
+HAS_NT = platform.machine() in ("x86_64", "amd64")
+
+
+def median(inv, metric, x=None):
+    vals = inv.values(metric, x)
+    assert vals, "no samples of %s at %s" % (metric, x)
+    assert all(v > 0 and math.isfinite(v) for v in vals), vals
+    return statistics.median(vals)
+
+
+def llc_bytes():
+    caches = mem.data_caches(None)
+    return caches[-1]["size"] if caches else 64 << 20
+
+
+# ---- each benchmark at smoke size -----------------------------------------------------
+
+@pytest.mark.parametrize("bench", SWEEPS + (STREAMING if HAS_NT else []))
+def test_sweep_reports_mb_per_s_per_size(smoke, bench):
+    inv = smoke(bench)
+    metric = inv.header["metrics"][0]
+    assert (metric["unit"], metric["better"], metric["shape"]) == ("MB/s", "higher", "sweep")
+    assert "10^6" in metric["help"]
+    assert sorted({x for _, x, _ in inv.samples}) == [4096, 65536]
+    for x in (4096, 65536):
+        assert len(inv.values("bandwidth", x)) == 2
+        # Between a floppy disk and anything a CPU of this century can do.
+        assert 10 < median(inv, "bandwidth", x) < 10_000_000
+
+
+@pytest.mark.skipif(HAS_NT, reason="x86-64 has streaming stores")
+@pytest.mark.parametrize("bench", STREAMING)
+def test_streaming_stores_skip_without_the_instruction(smoke, bench):
+    smoke(bench, expect="skipped")
+
+
+def test_odd_sizes_and_tails(smoke):
+    # 15 bytes past a multiple of 16: the byte-wise tail runs; 16 is the smallest size.
+    inv = smoke("mem.copy", sizes="16,527,4111")
+    assert sorted({x for _, x, _ in inv.samples}) == [16, 527, 4111]
+
+
+def test_bcopy_cached_beats_uncached(smoke):
+    inv = smoke("mem.bcopy", uncached_size=str(4 * llc_bytes()), total="32m")
+    cached, uncached = median(inv, "cached"), median(inv, "uncached")
+    assert cached > uncached, (cached, uncached)
+
+
+def test_latency_grows_beyond_the_caches(smoke):
+    big = 4 * llc_bytes()
+    inv = smoke("mem.latency", sizes="4k,%d" % big, samples=3)
+    assert inv.header["metrics"][0]["unit"] == "ns"
+    small_ns, big_ns = median(inv, "latency", 4096), median(inv, "latency", big)
+    assert 0.1 < small_ns < 100, small_ns  # an L1 hit: a few cycles
+    assert big_ns > 3 * small_ns, (small_ns, big_ns)
+
+
+def test_copy_is_not_faster_than_read_in_memory(smoke):
+    # A copy reads as much as a read and writes as much again.  Alternate the two so that
+    # a neighbour's load on a shared machine falls on both; allow noise, not a reversal.
+    big = 4 * llc_bytes()
+    read, copy = [], []
+    for _ in range(3):
+        read += smoke("mem.read", sizes=str(big), samples=3).values("bandwidth", big)
+        copy += smoke("mem.copy", sizes=str(big), samples=3).values("bandwidth", big)
+    assert statistics.median(copy) < 1.1 * statistics.median(read), (read, copy)
+
+
+def test_file_cache_read(smoke):
+    inv = smoke("fs.cache_read", blocks="512,64k", file_size="4m")
+    assert inv.notes.get("resident", "").startswith("100")
+    assert median(inv, "bandwidth", 65536) > median(inv, "bandwidth", 512)
+
+
+def test_file_cache_read_mmap(smoke):
+    inv = smoke("fs.cache_read_mmap", blocks="4k,1m", file_size="4m")
+    assert median(inv, "bandwidth", 4096) > 0 and median(inv, "bandwidth", 1 << 20) > 0
+
+
+def test_file_is_removed(tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = subprocess.run([str(core.core_path()), "run", "fs.cache_read", "--preset=smoke"],
+                         env=dict(os.environ, OSMETER_SCRATCH=str(scratch)),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert list(scratch.iterdir()) == []
+
+
+# ---- bad input --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bench,params,words", [
+    ("mem.read", {"sizes": "lots"}, "not a size"),
+    ("mem.read", {"sizes": "4k,,x"}, "not a size"),
+    ("mem.read", {"sizes": "8"}, "outside"),
+    ("mem.copy", {"sizes": "1024g"}, "physical memory"),
+    ("mem.bcopy", {"cached_size": "huge"}, "cached_size"),
+    ("fs.cache_read_mmap", {"blocks": "1000"}, "page size"),
+    ("fs.cache_read", {"blocks": "2m", "file_size": "1m"}, "larger than file_size"),
+])
+def test_bad_parameters_fail_cleanly(bench, params, words):
+    inv = core.invoke(bench, params=params, preset="smoke")
+    assert inv.status == "failed" and inv.returncode == 2, (inv.status, inv.reason)
+    assert words in inv.reason
+
+
+# ---- the compiled loops are what the source says ---------------------------------------
+
+@pytest.mark.skipif(not shutil.which("objdump"), reason="objdump not installed")
+def test_hand_written_loops_call_no_library_routine():
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(core.core_path())],
+                         capture_output=True, text=True, timeout=60).stdout
+    loops = ["k_read", "k_write", "k_write_prefetch", "k_copy", "k_copy_prefetch",
+             ] + (["k_write_nt", "k_copy_nt"] if HAS_NT else [])
+    for name in loops:
+        start = dis.find("<%s>:" % name)
+        assert start >= 0, "%s not found (inlined away?)" % name
+        body = dis[start:dis.find("\n\n", start)]
+        assert "call" not in body and "mem" not in body.split(":", 1)[1], body
+        if name.startswith("k_"):
+            assert "rep " not in body, "%s became a string instruction" % name
+
+
+# ---- plateau detection on synthetic curves ---------------------------------------------
+
+CACHES = [{"level": 1, "type": "Data", "size": 32 << 10},
+          {"level": 1, "type": "Instruction", "size": 32 << 10},
+          {"level": 2, "type": "Unified", "size": 1 << 20},
+          {"level": 3, "type": "Unified", "size": 32 << 20}]
+LEVELS = [50000.0, 30000.0, 15000.0, 6000.0]  # MB/s in L1, L2, L3, memory
+
+
+def sizes():
+    xs, s = [], 512
+    while s <= 128 << 20:
+        xs += [s, s * 3 // 2]
+        s *= 2
+    return [x for x in xs if x <= 128 << 20]
+
+
+def staircase(x, levels=LEVELS, caches=(32 << 10, 1 << 20, 32 << 20), buffers=1):
+    """Flat inside each cache, a log-linear slide from 0.75 to 1.5 x its size."""
+    fp = x * buffers
+    z = math.log(levels[0])
+    for i, c in enumerate(caches):
+        lo, hi = 0.75 * c, 1.5 * c
+        if fp >= hi:
+            z = math.log(levels[i + 1])
+        elif fp > lo:
+            t = math.log(fp / lo) / math.log(hi / lo)
+            z = (1 - t) * math.log(levels[i]) + t * math.log(levels[i + 1])
+    return math.exp(z)
+
+
+def check_staircase(plateaus, levels=LEVELS, tol=0.03):
+    assert [p["label"] for p in plateaus] == ["L1", "L2", "L3", "memory"], plateaus
+    for p, want in zip(plateaus, levels):
+        assert abs(p["value"] / want - 1) < tol, (p["value"], want)
+    for p, cache in zip(plateaus, (32 << 10, 1 << 20, 32 << 20)):
+        assert cache / 1.6 < p["break_footprint_bytes"] < cache * 1.6, p
+        assert p["nearest_cache"]["size"] == cache
+
+
+def test_clean_staircase():
+    xs = sizes()
+    plateaus = mem.find_plateaus(xs, [staircase(x) for x in xs])
+    mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}))
+    check_staircase(plateaus, tol=0.001)
+
+
+def test_noisy_staircase_with_outliers():
+    rng = random.Random(7)
+    xs = sizes()
+    for trial in range(20):
+        ys = [staircase(x) * math.exp(rng.gauss(0, 0.05)) for x in xs]
+        for i in rng.sample(range(len(xs)), 2):   # two samples hit by a preemption
+            ys[i] *= 0.5
+        plateaus = mem.find_plateaus(xs, ys)
+        mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}))
+        check_staircase(plateaus, tol=0.1)
+
+
+def test_copy_footprint_is_two_buffers():
+    xs = sizes()
+    plateaus = mem.find_plateaus(xs, [staircase(x, buffers=2) for x in xs])
+    mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}), buffers=2)
+    check_staircase(plateaus, tol=0.001)
+    assert 16 << 10 < plateaus[0]["break_x"] < 32 << 10  # x is half the footprint
+
+
+def test_latency_rises_in_steps():
+    xs = sizes()
+    ns = [1.0, 4.0, 15.0, 120.0]
+    plateaus = mem.find_plateaus(xs, [staircase(x, levels=ns) for x in xs])
+    mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}))
+    check_staircase(plateaus, levels=ns, tol=0.001)
+
+
+@pytest.mark.parametrize("grid", ["pow2", "levels"])
+def test_sparse_grids(grid):
+    # The quick suite's powers of two, and two sizes per level: no points on the steps.
+    xs = ([512 << i for i in range(19)] if grid == "pow2" else
+          [4 << 10, 8 << 10, 128 << 10, 256 << 10, 4 << 20, 8 << 20, 64 << 20, 128 << 20])
+    rng = random.Random(3)
+    for trial in range(10):
+        ys = [staircase(x) * math.exp(rng.gauss(0, 0.02)) for x in xs]
+        plateaus = mem.find_plateaus(xs, ys)
+        mem.label_plateaus(plateaus, mem.data_caches({"cpu": {"caches": CACHES}}))
+        assert [p["label"] for p in plateaus] == ["L1", "L2", "L3", "memory"], plateaus
+        for p, want in zip(plateaus, LEVELS):
+            assert abs(p["value"] / want - 1) < 0.06, (p["value"], want)
+
+
+def test_flat_curve_is_one_plateau_and_short_curve_none():
+    rng = random.Random(1)
+    xs = sizes()
+    plateaus = mem.find_plateaus(xs, [1000 * math.exp(rng.gauss(0, 0.03)) for _ in xs])
+    assert len(plateaus) == 1 and plateaus[0]["break_x"] is None
+    assert abs(plateaus[0]["value"] / 1000 - 1) < 0.03
+    assert mem.find_plateaus([512, 1024, 2048], [1.0, 1.0, 1.0]) == []
+
+
+def test_merged_levels_are_one_plateau():
+    # Writes often run as fast from L2 as from L1: then there is no L1/L2 step to find.
+    xs = sizes()
+    levels = [30000.0, 30000.0, 15000.0, 6000.0]
+    plateaus = mem.find_plateaus(xs, [staircase(x, levels=levels) for x in xs])
+    assert len(plateaus) == 3
+    assert plateaus[0]["first_x"] == 512 and plateaus[0]["last_x"] < 1 << 20 < plateaus[1]["last_x"]
+
+
+def test_derive_marks_points_and_returns_plateaus():
+    xs = sizes() + [527, 4111]
+    results = [Result(bench="mem.read", metric="bandwidth", unit="MB/s", better="higher",
+                      shape="sweep", x=x, x_name="buffer_bytes",
+                      samples=[Sample(0, x, staircase(x) * (0.5 if x % 16 else 1))],
+                      summary={"median": staircase(x) * (0.5 if x % 16 else 1)})
+               for x in xs]
+    sysinfo = {"cpu": {"caches": CACHES}}
+    derived = mem.derive("mem.read", results, sysinfo)
+    assert [d.metric for d in derived] == ["bandwidth.plateau.L1", "bandwidth.plateau.L2",
+                                           "bandwidth.plateau.L3", "bandwidth.plateau.memory"]
+    assert all(d.shape == "derived" and d.unit == "MB/s" for d in derived)
+    assert abs(derived[0].summary["median"] / 50000 - 1) < 0.001
+    assert derived[0].extra["nearest_cache"]["size"] == 32 << 10
+    marks = {r.x: r.extra["plateau"] for r in results}
+    assert marks[4096] == "L1" and marks[128 << 20] == "memory"
+    assert marks[527] == "transition"  # odd sizes are shown, not used
+    assert mem.derive("fs.cache_read", results, sysinfo) == []
+
+
+def test_caches_fall_back_to_sys(tmp_path):
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"),
+                                             (2, "Unified", "2048K")]):
+        d = tmp_path / ("index%d" % i)
+        d.mkdir()
+        (d / "level").write_text("%d\n" % level)
+        (d / "type").write_text(kind + "\n")
+        (d / "size").write_text(size + "\n")
+    assert mem.read_sys_caches(tmp_path) == [
+        {"level": 1, "type": "Data", "size": 48 << 10},
+        {"level": 1, "type": "Instruction", "size": 32 << 10},
+        {"level": 2, "type": "Unified", "size": 2 << 20}]
+
+
+def test_derive_on_a_measured_latency_curve(smoke):
+    inv = smoke("mem.latency", sizes="pow2")
+    results = []
+    for x in sorted({x for _, x, _ in inv.samples}):
+        vals = inv.values("latency", x)
+        results.append(Result(bench="mem.latency", metric="latency", unit="ns",
+                              better="lower", shape="sweep", x=x, x_name="buffer_bytes",
+                              samples=[Sample(0, x, v) for v in vals],
+                              summary={"median": statistics.median(vals)}))
+    derived = mem.derive("mem.latency", results, {})  # caches from /sys here
+    assert len(derived) >= 2, [r.extra for r in results]
+    assert derived[0].metric.startswith("latency.plateau.L1")
+    assert derived[-1].metric == "latency.plateau.memory"
+    assert derived[-1].summary["median"] > 10 * derived[0].summary["median"]
+    assert all("plateau" in r.extra for r in results)
+
+
+def test_memory_limit_is_a_skip_not_a_crash(tmp_path):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (200 << 20, 200 << 20))
+    out = subprocess.run([str(core.core_path()), "run", "mem.copy", "sizes=128m"],
+                         env=dict(os.environ, OSMETER_SCRATCH=str(tmp_path)),
+                         preexec_fn=limit, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert '"type":"skip"' in out.stdout and "cannot allocate" in out.stdout

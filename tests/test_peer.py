@@ -1,0 +1,294 @@
+"""The far end (`osmeter-core serve`, `osmeter serve`): authentication, bad clients,
+limits, and that it keeps serving.  The protocol is spoken here from Python (hmac,
+hashlib), which also checks the core's own SHA-256/HMAC against an independent one."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from osmeter import core
+
+SECRET = "peer-test-secret-%d" % os.getpid()
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start(*extra: str, secret: str | None = SECRET) -> tuple[subprocess.Popen, int]:
+    env = dict(os.environ)
+    env.pop("OSMETER_PEER_SECRET", None)
+    if secret is not None:
+        env["OSMETER_PEER_SECRET"] = secret
+    proc = subprocess.Popen([str(core.core_path()), "serve", "--listen", "127.0.0.1:0",
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(timeout=10)
+        return proc, 0
+    return proc, json.loads(line)["port"]
+
+
+@pytest.fixture
+def server():
+    """A running `osmeter-core serve`; stopped with SIGINT (must exit 0) afterwards."""
+    procs = []
+
+    def make(*extra):
+        proc, port = start(*extra)
+        assert port, proc.stderr.read()
+        procs.append(proc)
+        return proc, port
+    yield make
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=10) == 0, proc.stderr.read()
+
+
+def readline(sock: socket.socket, timeout: float = 5.0) -> str:
+    sock.settimeout(timeout)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        c = sock.recv(1)
+        if not c:
+            return buf.decode() + "<EOF>"
+        buf += c
+    return buf.decode().rstrip("\n")
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def authenticate(sock: socket.socket, secret: str = SECRET) -> str:
+    line = readline(sock)
+    assert line.startswith("OSMETER-PEER 1 CHALLENGE "), line
+    sn, cn = line.split()[-1], os.urandom(16).hex()
+    mac = hmac.new(secret.encode(), ("osmeter-peer-1 client %s %s" % (sn, cn)).encode(),
+                   hashlib.sha256).hexdigest()
+    sock.sendall(("AUTH %s %s\n" % (cn, mac)).encode())
+    reply = readline(sock)
+    if reply.startswith("OK "):  # the server proves it knows the secret too
+        proof = hmac.new(secret.encode(), ("osmeter-peer-1 server %s %s" % (sn, cn)).encode(),
+                         hashlib.sha256).hexdigest()
+        assert reply == "OK " + proof
+    return reply
+
+
+def closed(sock: socket.socket) -> bool:
+    sock.settimeout(5)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+
+
+def still_serves(port: int) -> None:
+    """A real benchmark against the server works."""
+    inv = core.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
+                      env={"OSMETER_PEER_SECRET": SECRET}, timeout=60)
+    assert inv.status == "ok", (inv.reason, inv.stderr)
+    assert inv.notes["far_end"] == "peer 127.0.0.1:%d" % port
+
+
+def test_sha256_and_hmac_pass_the_fips_and_rfc4231_vectors():
+    out = subprocess.run([str(core.core_path()), "serve", "--self-test"], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0 and json.loads(out.stdout)["status"] == "ok"
+    assert out.stderr.count(": ok") == 7 and "FAILED" not in out.stderr
+
+
+def test_refuses_to_start_without_a_secret():
+    for secret in (None, "", "short"):
+        proc, port = start(secret=secret)
+        assert proc.wait(timeout=10) == 2 and port == 0
+        assert "OSMETER_PEER_SECRET" in proc.stderr.read()
+
+
+def test_bad_arguments_are_one_clear_line():
+    proc, port = start("--listen", "nonsense:99999")
+    assert proc.wait(timeout=10) == 2 and "cannot parse --listen" in proc.stderr.read()
+
+
+def test_right_secret_authenticates_and_serves(server):
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        s.sendall(b"QUIT\n")
+        assert readline(s) == "OK bye"
+    still_serves(port)
+
+
+def test_wrong_secret_is_refused_and_server_goes_on(server):
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s, secret="not-the-secret") == "ERR authentication failed"
+        assert closed(s)
+    inv = core.invoke("net.udp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
+                      env={"OSMETER_PEER_SECRET": "also-wrong"})
+    assert inv.status == "failed" and "authentication failed" in inv.reason
+    still_serves(port)
+
+
+@pytest.mark.parametrize("garbage", [
+    b"\x00\xff" * 200,                      # binary, no newline, longer than a line
+    b"GET / HTTP/1.0\r\n\r\n",              # someone else's protocol
+    b"AUTH zz " + b"0" * 64 + b"\n",        # the right shape, not hex
+    b"\n",
+])
+def test_garbage_before_authentication_is_dropped(server, garbage):
+    _, port = server()
+    with connect(port) as s:
+        assert readline(s).startswith("OSMETER-PEER 1 CHALLENGE")
+        s.sendall(garbage)
+        assert closed(s)
+    still_serves(port)
+
+
+@pytest.mark.parametrize("request_line,answer", [
+    (b"RUN /bin/sh\n", "ERR unknown request"),          # nothing a client names is run
+    (b"TCP_SINK abc 1 1\n", "ERR TCP_SINK wants"),
+    (b"TCP_SINK 1 1 1 1\n", "ERR TCP_SINK wants"),
+    (b"UDP_SINK 70000 10\n", "ERR UDP_SINK wants"),
+    (b"TCP_ECHO -5\n", "ERR TCP_ECHO wants"),
+    (b"TCP_SINK 64k 1 1\n", "ERR TCP_SINK wants"),      # no suffixes on the wire
+])
+def test_malformed_request_after_authentication(server, request_line, answer):
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        s.sendall(request_line)
+        assert readline(s).startswith(answer)
+        assert closed(s)
+    still_serves(port)
+
+
+def test_client_vanishing_mid_transfer(server):
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        s.sendall(b"TCP_SINK 65536 104857600 1\n")
+        reply = readline(s)
+        assert reply.startswith("PORT ")
+        data = socket.create_connection(("127.0.0.1", int(reply.split()[1])), timeout=5)
+        data.sendall(b"x" * (1 << 20))
+        data.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        data.close()  # reset in the middle of a 100 MB transfer
+    still_serves(port)
+
+
+def test_benchmark_killed_mid_transfer(server):
+    _, port = server()
+    proc = subprocess.Popen([str(core.core_path()), "run", "net.tcp_bw",
+                             "peer=127.0.0.1:%d" % port, "total=1g", "samples=2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, OSMETER_PEER_SECRET=SECRET))
+    assert b"header" in proc.stdout.readline()
+    time.sleep(0.3)  # 3 GB to move: well inside the transfer
+    assert proc.poll() is None
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    still_serves(port)
+
+
+def test_second_client_while_one_runs_is_told_busy(server):
+    _, port = server()
+    with connect(port) as first:
+        assert authenticate(first).startswith("OK ")
+        t0 = time.monotonic()
+        with connect(port) as second:
+            line = readline(second)
+            assert line.startswith("BUSY ") and "one client at a time" in line
+            assert closed(second)
+        assert time.monotonic() - t0 < 3  # an answer, not a hang
+        inv = core.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port},
+                          preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
+        assert inv.status == "failed" and "busy" in inv.reason
+        first.sendall(b"QUIT\n")
+        assert readline(first) == "OK bye"
+    time.sleep(0.5)  # the listener reaps the ended session
+    still_serves(port)
+
+
+def test_session_byte_limit(server):
+    _, port = server("--max-bytes", "1m")
+    inv = core.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port, "total": "3m"},
+                      preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
+    assert inv.status == "failed" and "byte limit" in inv.reason
+    still_serves(port)
+
+
+def test_session_time_limit(server):
+    _, port = server("--max-seconds", "1")
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        assert readline(s, timeout=5) == "ERR session time limit (1 s) reached"
+        assert closed(s)
+    still_serves(port)
+
+
+# ---- osmeter serve (the front-end command) ------------------------------------------------
+
+def test_cmd_serve_registers_a_subcommand():
+    from osmeter import cmd_serve
+    parser = argparse.ArgumentParser(prog="osmeter")
+    cmd_serve.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["serve", "--listen", "[::]:7000", "--secret-file", "/x"])
+    assert args.func is cmd_serve.run_serve and args.listen == "[::]:7000"
+    assert parser.parse_args(["serve"]).listen == "127.0.0.1:7227"
+
+
+def _cmd_serve(*argv, env):
+    script = textwrap.dedent("""
+        import argparse, sys
+        sys.path.insert(0, %r)
+        from osmeter import cmd_serve
+        p = argparse.ArgumentParser(prog="osmeter")
+        cmd_serve.register(p.add_subparsers())
+        args = p.parse_args(sys.argv[1:])
+        sys.exit(args.func(args))
+    """ % REPO)
+    return subprocess.Popen([sys.executable, "-c", script, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_cmd_serve_needs_a_secret():
+    env = dict(os.environ)
+    env.pop("OSMETER_PEER_SECRET", None)
+    proc = _cmd_serve("serve", "--listen", "127.0.0.1:0", env=env)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "secret" in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cmd_serve_runs_the_core_and_stops_on_a_signal(tmp_path, sig):
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(SECRET + "\n")
+    env = dict(os.environ)
+    env.pop("OSMETER_PEER_SECRET", None)
+    proc = _cmd_serve("serve", "--listen", "127.0.0.1:0", "--secret-file", str(secret_file),
+                      env=env)
+    try:
+        port = json.loads(proc.stdout.readline())["port"]
+        still_serves(port)  # the secret from the file reached the core
+        proc.send_signal(sig)  # to the front-end only; it must stop the core
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
