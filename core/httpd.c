@@ -987,14 +987,17 @@ static void on_accept(struct server *s, uint64_t now)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             if ((errno == EMFILE || errno == ENFILE) && s->spare >= 0) {
-                /* Out of descriptors: use the spare to take the connection off the queue
-                 * and close it, so the listening socket does not stay ready forever. */
+                /* Out of descriptors (reported even when the queue is empty): use the
+                 * spare to take a connection off the queue and refuse it, so that the
+                 * listening socket does not stay ready forever. */
                 close(s->spare);
                 int x = accept(s->lfd, NULL, NULL);
                 if (x >= 0)
                     send_and_close(x, 503);
                 s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                if (s->probe && x >= 0) {
+                if (x < 0)
+                    return; /* the queue is empty */
+                if (s->probe) {
                     __atomic_add_fetch(&s->probe->accepted, 1, __ATOMIC_RELEASE);
                     __atomic_add_fetch(&s->probe->refused, 1, __ATOMIC_RELAXED);
                 }
@@ -1067,7 +1070,9 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
         return -1;
     }
     s.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    long long nofile = httpd_raise_nofile();
+    /* A few descriptors stay free below the limit: refusing a connection with 503 and
+     * cleaning up at exit (removing the directory) need them. */
+    long long nofile = httpd_raise_nofile() - 8;
     s.table = (int)(nofile < (long long)cfg->max_conns + 64 ? nofile : cfg->max_conns + 64);
     s.ev = ev_open(cfg->mech, s.table, err, errlen);
     s.conns = calloc((size_t)s.table, sizeof *s.conns);

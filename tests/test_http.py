@@ -117,8 +117,10 @@ def test_throughput_refuses_a_target_off_loopback():
 # ---- the server on its own -----------------------------------------------------------------
 
 class Server:
-    def __init__(self, **opts):
+    def __init__(self, nofile=None, **opts):
         args = [str(core.core_path()), "httpd", "port=0"] + ["%s=%s" % kv for kv in opts.items()]
+        if nofile:  # under a lower descriptor limit (soft and hard)
+            args = ["sh", "-c", 'ulimit -n %d && exec "$@"' % nofile, "sh"] + args
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
         line = self.proc.stdout.readline()
@@ -372,6 +374,26 @@ def test_connection_bound(httpd):
     still_serves(srv)
     for s in held:
         s.close()
+
+
+def test_descriptor_limit_bounds_connections(httpd):
+    """With RLIMIT_NOFILE at 64 the server holds what fits, keeps a few descriptors in
+    reserve, refuses the rest with 503, goes on serving, and can still clean up."""
+    srv = httpd(nofile=64, max_conns=1000)
+    cap = srv.info["max_conns"]
+    assert 30 < cap < 64 - 8
+    held = [srv.connect() for _ in range(cap)]
+    for _ in range(5):
+        with srv.connect() as extra:
+            assert read_response(extra)[0] == 503
+    held[0].settimeout(2)
+    held[0].sendall(get("/file-100"))
+    status, _, body, _ = read_response(held[0])
+    assert status == 200 and body == content(100)
+    for s in held:
+        s.close()
+    time.sleep(0.2)
+    still_serves(srv)
 
 
 def test_stops_on_sigterm_and_removes_its_files(httpd):
