@@ -283,7 +283,7 @@ int ev_wait(struct ev *ev, struct ev_event *out, int max, int timeout_ms)
             uint32_t e = ev->ebuf[i].events;
             out[k].fd = ev->ebuf[i].data.fd;
             out[k].readable = (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0;
-            out[k].writable = (e & (EPOLLOUT | EPOLLERR)) != 0;
+            out[k].writable = (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
             k++;
         }
         break;
@@ -311,7 +311,7 @@ int ev_wait(struct ev *ev, struct ev_event *out, int max, int timeout_ms)
                 continue;
             out[k].fd = ev->pfd[i].fd;
             out[k].readable = (r & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) != 0;
-            out[k].writable = (r & (POLLOUT | POLLERR)) != 0;
+            out[k].writable = (r & (POLLOUT | POLLHUP | POLLERR)) != 0;
             k++;
         }
         break;

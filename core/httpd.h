@@ -19,7 +19,7 @@ struct ev;
 struct ev_event {
     int fd;
     int readable; /* also set on hang-up and error: the next read tells which */
-    int writable;
+    int writable; /* also set on hang-up and error: the next write tells which */
 };
 /* The best mechanism this system offers: epoll (Linux), kqueue (BSD, macOS), else poll. */
 const char *ev_best(void);
