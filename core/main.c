@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "buildinfo.h"
 #include "peer.h"
+#include "httpd.h"
 
 static const struct om_bench *find_bench(const char *id)
 {
@@ -226,6 +227,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2, 1);
     if (argc >= 2 && strcmp(argv[1], "serve") == 0) /* the far end of the net benchmarks */
         return om_peer_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
+        return httpd_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");
@@ -235,6 +238,7 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: osmeter-core list | run ID [key=value ...] [--preset=smoke|quick] | "
-                    "check ID [key=value ...] | version | serve [--listen ADDR:PORT]\n");
+                    "check ID [key=value ...] | version | serve [--listen ADDR:PORT] | "
+                    "httpd [key=value ...]\n");
     return OM_BADPARAM;
 }
