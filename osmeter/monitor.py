@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -68,41 +68,57 @@ class Snapshot:
 
 @dataclass
 class Interference:
-    """What happened on the machine between two snapshots."""
-    other_cpus: float | None = None     # CPUs' worth of time used by other processes
-    steal_fraction: float | None = None
+    """What happened on the machine between two snapshots: raw counts, so that several
+    repetitions can be added up before anything is judged (one clock tick is 10 ms, a
+    third of a short repetition's window)."""
+    wall_s: float = 0.0
+    other_cpu_s: float | None = None    # CPU time used by processes not ours
+    steal_ticks: int = 0
+    total_ticks: int = 0
     freq_range_khz: tuple | None = None
     load: tuple | None = None
-    warnings: dict = field(default_factory=dict)   # kind -> message
 
     def to_dict(self):
-        return {"other_cpus": self.other_cpus, "steal_fraction": self.steal_fraction,
+        return {"wall_s": round(self.wall_s, 4), "other_cpu_s": self.other_cpu_s,
+                "steal_ticks": self.steal_ticks, "total_ticks": self.total_ticks,
                 "freq_range_khz": self.freq_range_khz, "load": self.load}
 
 
 def between(a: Snapshot, b: Snapshot) -> Interference:
-    out = Interference(load=b.load)
-    wall = b.wall - a.wall
-    if a.stat and b.stat and wall > 0:
+    out = Interference(wall_s=b.wall - a.wall, load=b.load)
+    if a.stat and b.stat:
         busy = (b.stat[0] - a.stat[0]) / CLK_TCK
-        other = max(0.0, busy - (b.own_cpu - a.own_cpu)) / wall
-        out.other_cpus = round(other, 3)
-        total = b.stat[2] - a.stat[2]
-        out.steal_fraction = round((b.stat[1] - a.stat[1]) / total, 4) if total else 0.0
-        # Jiffy accounting is coarse: only trust it over a few ticks' worth of time.
-        if wall >= 0.2 and other >= OTHER_BUSY_CPUS:
-            out.warnings["busy"] = "other processes used up to %.2f CPUs" % other
-        if out.steal_fraction >= STEAL_FRACTION:
-            out.warnings["steal"] = ("the hypervisor stole up to %.1f%% of CPU time"
-                                     % (out.steal_fraction * 100))
+        out.other_cpu_s = round(max(0.0, busy - (b.own_cpu - a.own_cpu)), 4)
+        out.steal_ticks = b.stat[1] - a.stat[1]
+        out.total_ticks = b.stat[2] - a.stat[2]
     freqs = a.freqs + b.freqs
     if freqs:
-        lo, hi = min(freqs), max(freqs)
-        out.freq_range_khz = (lo, hi)
-        if hi and (hi - lo) / hi > FREQ_CHANGE:
-            out.warnings["frequency"] = ("the CPU clock varied between %.2f and %.2f GHz"
-                                         % (lo / 1e6, hi / 1e6))
+        out.freq_range_khz = (min(freqs), max(freqs))
     return out
+
+
+def judge(parts: list[Interference]) -> list[str]:
+    """Plain-language warnings about the interference over several repetitions."""
+    warnings = []
+    wall = sum(p.wall_s for p in parts)
+    others = [p.other_cpu_s for p in parts if p.other_cpu_s is not None]
+    # Below a few ticks' worth of time the jiffy counts say nothing.
+    if others and wall >= 0.3:
+        other = sum(others) / wall
+        if other >= OTHER_BUSY_CPUS:
+            warnings.append("other processes used %.2f CPUs on average meanwhile" % other)
+    total = sum(p.total_ticks for p in parts)
+    if total >= 20:
+        steal = sum(p.steal_ticks for p in parts) / total
+        if steal >= STEAL_FRACTION:
+            warnings.append("the hypervisor stole %.1f%% of CPU time meanwhile" % (steal * 100))
+    ranges = [p.freq_range_khz for p in parts if p.freq_range_khz]
+    if ranges:
+        lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        if hi and (hi - lo) / hi > FREQ_CHANGE:
+            warnings.append("the CPU clock varied between %.2f and %.2f GHz"
+                            % (lo / 1e6, hi / 1e6))
+    return warnings
 
 
 def busy_processes(interval: float = 0.5, threshold: float = 0.10) -> list[dict]:

@@ -249,14 +249,8 @@ def results_for_bench(meta: dict, reps: list) -> list[Result]:
     if bad:
         common_warnings.append("%d of %d repetitions did not complete: %s"
                                % (len(bad), len(reps), bad[0][1].reason))
-    # Interference: per kind, the worst repetition's message and how many it touched.
-    by_kind: dict[str, list[str]] = defaultdict(list)
-    for _, _, itf in ok:
-        for kind, message in itf.warnings.items():
-            by_kind[kind].append(message)
-    for kind, messages in sorted(by_kind.items()):
-        common_warnings.append("%s (in %d of %d repetitions)"
-                               % (max(messages), len(messages), len(ok)))
+    # Interference, added up over the repetitions that measured.
+    common_warnings += monitor.judge([itf for _, _, itf in ok])
     notes = merge_notes([inv.notes for _, inv, _ in ok])
     notes["interference"] = [itf.to_dict() for _, _, itf in ok]
 
