@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,6 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "../harness.h"
 #include "cmd.h"
@@ -106,68 +104,58 @@ const char *cmd_find_program(const char *name, char *buf, size_t len)
 
 static double tv_ns(struct timeval tv) { return (double)tv.tv_sec * 1e9 + (double)tv.tv_usec * 1e3; }
 
-/* fork + exec of `path` with out_fd as stdout and stderr, in a new process group. */
+/*
+ * Start `path` with out_fd as stdout and stderr, in a new process group, with default
+ * signal handling.  posix_spawn, as hyperfine does: glibc and the BSDs implement it
+ * without copying the core's page tables (vfork-style), so launching costs the same
+ * however large the launcher is, and it reports exec failures as its return value.
+ */
 static int run_fd(const char *path, char *const *argv, int out_fd, double timeout_s,
                   struct cmd_result *res)
 {
     memset(res, 0, sizeof *res);
     install_handlers();
     int in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int errpipe[2];
     if (in_fd < 0)
         return -1;
-    if (pipe(errpipe) || fcntl(errpipe[0], F_SETFD, FD_CLOEXEC) ||
-        fcntl(errpipe[1], F_SETFD, FD_CLOEXEC)) {
-        close(in_fd);
-        return -1;
-    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+    posix_spawnattr_init(&attr);
+    /* The program gets default signal handling, not the core's (SIGPIPE is ignored
+     * there, and an ignored signal would stay ignored across exec), and no mask. */
+    sigset_t defaults, none;
+    sigemptyset(&defaults);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGALRM, SIGCHLD, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&defaults, sigs[i]);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETSIGMASK);
     timed_out = 0;
     set_timer(timeout_s);
+    pid_t pid;
     uint64_t t0 = om_now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-        /* The program gets default signal handling, not the core's (SIGPIPE is ignored
-         * there, and an ignored signal would stay ignored across exec). */
-        int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGALRM, SIGCHLD, SIGQUIT};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            signal(sigs[i], SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-            _exit(126);
-        execv(path, argv);
-        int e = errno;
-        if (write(errpipe[1], &e, sizeof e) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    int fork_errno = errno;
+    int spawn_err = posix_spawn(&pid, path, &actions, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
     close(in_fd);
-    close(errpipe[1]);
-    if (pid < 0) {
+    if (spawn_err) {
         set_timer(0);
-        close(errpipe[0]);
-        errno = fork_errno;
-        return -1;
+        res->exec_errno = spawn_err;
+        return 0;
     }
     running_group = pid;
     setpgid(pid, pid); /* also here, so the group exists whichever process runs first */
     om_child_track(pid);
     if (timed_out)     /* the timer fired before running_group was set */
         kill(-pid, SIGKILL);
-
-    int e = 0;
-    ssize_t n;
-    while ((n = read(errpipe[0], &e, sizeof e)) < 0 && errno == EINTR)
-        ;
-    close(errpipe[0]);
-    if (n == (ssize_t)sizeof e)
-        res->exec_errno = e ? e : ENOEXEC;
 
     /* Wait for the program's end without reaping it yet: while it is a zombie its pid
      * (= the group id) cannot be reused, so killing the group below is safe. */
