@@ -207,6 +207,10 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                   better=first.better, shape=first.shape,
                   cells=[_cell(r) if r is not None else None for r in results])
         _fill_row(row, baseline, speeds, alpha, min_effect)
+        for run, res in zip(runs, results):   # say when a value should not be trusted
+            if res is not None and res.warnings:
+                who = "%s unreliable" % run.name if len(runs) > 1 else "unreliable"
+                row.notes.append("%s: %s" % (who, "; ".join(res.warnings)))
         rows.append(row)
     cats = []
     for r in rows:

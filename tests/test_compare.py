@@ -387,3 +387,13 @@ def test_missing_skipped_and_failed_results_are_shown_not_counted():
     json.loads(tables.json_text(cmp))
     from osmeter.report import html
     assert "skipped" in html.render(cmp)[0]
+
+
+def test_reliability_warnings_reach_the_comparison():
+    a, b = make_run("a"), make_run("b", seed=2)
+    b.results[0].warnings = ["noisy: run-to-run variation 9.0% exceeds 5%"]
+    key = b.results[0].key
+    row = next(r for r in compare.compare([a, b]).rows if (r.bench, r.metric, r.x) == key)
+    assert any("b unreliable: noisy" in n for n in row.notes)
+    clean = next(r for r in compare.compare([a, b]).rows if (r.bench, r.metric, r.x) != key)
+    assert not any("unreliable" in n for n in clean.notes)
