@@ -121,21 +121,24 @@ def judge(parts: list[Interference]) -> list[str]:
     return warnings
 
 
+def processes():
+    """(pid, command, fields after the command) of every process in /proc/*/stat;
+    fields[0] is the state, fields[1] the parent, fields[11:13] user and system ticks."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue   # gone meanwhile
+        yield (int(entry), stat[stat.index("(") + 1:stat.rindex(")")],
+               stat[stat.rindex(")") + 2:].split())
+
+
 def busy_processes(interval: float = 0.5, threshold: float = 0.10) -> list[dict]:
     """Processes (not ours) that used more than `threshold` of a CPU over `interval` s."""
     def sample():
-        usage = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path("/proc", entry, "stat").read_text()
-            except OSError:
-                continue
-            comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            fields = stat[stat.rindex(")") + 2:].split()
-            usage[int(entry)] = (comm, int(fields[11]) + int(fields[12]))
-        return usage
+        return {pid: (comm, int(f[11]) + int(f[12])) for pid, comm, f in processes()}
     if not Path("/proc/stat").exists():
         return []
     first = sample()

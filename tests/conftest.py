@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import core  # noqa: E402
+from osmeter import core, monitor  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -39,19 +39,7 @@ SUBREAPER = _become_subreaper()
 
 def _children_of(pid: int) -> dict[int, tuple[str, str]]:
     """pid -> (comm, state) of live processes whose parent is pid (Linux /proc)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == pid:
-            found[int(entry)] = (comm, fields[0])
-    return found
+    return {p: (comm, f[0]) for p, comm, f in monitor.processes() if int(f[1]) == pid}
 
 
 @pytest.fixture(scope="session", autouse=True)
