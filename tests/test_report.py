@@ -2,7 +2,6 @@
 import re
 import xml.etree.ElementTree as ET
 
-import pytest
 
 from osmeter import cli, compare, exchange
 from osmeter.report import html, svg
