@@ -163,11 +163,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         for rep in range(opts.runs):
             for item in items:
                 for v, variant in enumerate(variants):
-                    remaining = total - progress.done
-                    est = _estimate(catalog, item.bench, durations)
-                    avg_est = sum(_estimate(catalog, it.bench, durations) for it in items) / len(items)
                     progress.show("%s (%d/%d)" % (item.result_id, rep + 1, opts.runs),
-                                  est + (remaining - 1) * avg_est)
+                                  _remaining_seconds(catalog, items, rep, item, opts.runs,
+                                                     len(variants), durations))
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
                     t0 = time.monotonic()
@@ -205,11 +203,24 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     return runs
 
 
-def _estimate(catalog: Catalog, bench: str, durations) -> float:
-    seen = durations.get(bench)
-    if seen:
-        return sum(seen) / len(seen)
-    return float(catalog.by_id[bench].get("est_seconds") or 1.0) + 0.05
+def _remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current: PlanItem,
+                       runs: int, nvariants: int, durations: dict) -> float:
+    """Time left: measured durations where there are some; elsewhere the registry's
+    estimate (for default sizes), scaled by how the measured ones compared with theirs."""
+    def registry(bench):
+        return float(catalog.by_id[bench].get("est_seconds") or 1.0)
+    measured = [b for b in durations if durations[b]]
+    scale = 1.0
+    if measured:
+        scale = (sum(sum(durations[b]) / len(durations[b]) for b in measured)
+                 / sum(registry(b) for b in measured))
+    def per_rep(bench):
+        seen = durations.get(bench)
+        return sum(seen) / len(seen) if seen else registry(bench) * scale
+    per_round = sum(per_rep(it.bench) for it in items) * nvariants
+    position = items.index(current)
+    this_round = sum(per_rep(it.bench) for it in items[position:]) * nvariants
+    return this_round + per_round * (runs - rep - 1)
 
 
 def build_results(catalog: Catalog, items: list[PlanItem], invs: dict) -> list[Result]:
