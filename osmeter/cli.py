@@ -179,10 +179,23 @@ def cmd_run(args) -> int:
             print("results file: %s" % path)
     names = ", ".join(r.id for r in done)
     print("stored as run %s in %s" % (names, store.path))
+    if args.report:
+        write_report(done, args.report)
     if failed:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
         return 1
     return 0
+
+
+def write_report(runs, path: str) -> None:
+    """The HTML report of the runs just made (several variants are compared)."""
+    from . import compare
+    from .report import html
+    try:
+        html.write(compare.compare(runs), path, False, None, "osmeter report")
+    except (compare.CompareError, OSError) as e:
+        raise UsageError("results stored, but the report could not be written: %s" % e)
+    print("report: %s" % os.path.abspath(path))
 
 
 # ---- runs, show, export, import, delete ---------------------------------------------
@@ -299,6 +312,7 @@ def make_parser() -> argparse.ArgumentParser:
                    "(default 5; 2 with --smoke)")
     s.add_argument("--label", help="name this run (usable wherever a run is named)")
     s.add_argument("--json", metavar="FILE", help="also write the results file")
+    s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
     s.add_argument("--smoke", action="store_true", help="smallest sizes, to check that "
                    "everything works (never compared with real runs)")
     s.add_argument("--preset", choices=["default", "quick", "smoke"],

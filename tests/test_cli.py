@@ -165,3 +165,14 @@ def test_private_dir_of_a_killed_core_is_removed(tmp_path):
     inv = core.Invocation(bench="fs.crtdel", notes={"directory": [str(left), str(foreign)]})
     core._remove_private_dirs(inv, {"dir": str(tmp_path)})
     assert not left.exists() and foreign.exists()    # only what osmeter made
+
+
+def test_run_writes_the_report_of_the_run_it_made(db, tmp_path):
+    osmeter("run", "syscall.getpid", "--smoke", "--label", "other", "--quiet", db=db, check=0)
+    report = tmp_path / "r.html"
+    r = osmeter("run", "ctx.pipe_self", "--smoke", "--quiet", "--report", report, db=db, check=0)
+    html = report.read_text()
+    assert "report: " in r.stdout and "ctx.pipe_self" in html and "syscall.getpid" not in html
+    r = osmeter("run", "ctx.pipe_self", "--smoke", "--quiet", "--report", tmp_path / "no" / "r.html",
+                db=db, check=2)
+    assert "results stored, but the report could not be written" in r.stderr
