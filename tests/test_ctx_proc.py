@@ -67,3 +67,20 @@ def test_kqueue_is_skipped_with_a_reason_on_linux(smoke):
         pytest.skip("kqueue exists here")
     inv = smoke("syscall.kqueue", expect="skipped")
     assert "kqueue is not available" in inv.reason and not inv.samples
+
+
+def test_a_helper_that_cannot_be_executed_fails_quickly(tmp_path, monkeypatch):
+    import shutil
+    import time
+
+    from osmeter import core
+    for name in ("osmeter-core", "osmeter-core-static"):
+        shutil.copy2(core.core_dir() / name, tmp_path / name)
+    broken = tmp_path / "osmeter-helper-dynamic"
+    broken.write_text("not a program\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("OSMETER_CORE_DIR", str(tmp_path))
+    start = time.monotonic()
+    inv = core.invoke("proc.exec.dynamic", preset="smoke", timeout=60)
+    assert inv.status == "failed" and "child process failed" in inv.reason
+    assert time.monotonic() - start < 30   # never a wait for a byte that will not come

@@ -45,8 +45,12 @@ static int reap(pid_t pid)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* fork; the child writes a byte; timed until the parent has read it. */
-static uint64_t timed_fork(void *arg, uint64_t n)
+/*
+ * fork, and exec the helper when there is one; timed until the parent has read the byte
+ * the child (or the program it became) writes.  A failed exec writes 'E' instead, so the
+ * parent never waits for a byte that will not come.
+ */
+static uint64_t timed_until_report(void *arg, uint64_t n)
 {
     struct proc_arg *a = arg;
     uint64_t total = 0;
@@ -55,11 +59,15 @@ static uint64_t timed_fork(void *arg, uint64_t n)
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
-            c = 'x';
-            _exit(write(a->pipe_w, &c, 1) == 1 ? 0 : 1);
+            if (a->helper)
+                execl(a->helper, a->helper, "report", a->fd_arg, (char *)NULL);
+            c = a->helper ? 'E' : 'x';
+            _exit(write(a->pipe_w, &c, 1) == 1 && c == 'x' ? 0 : 127);
         }
-        if (pid < 0 || om_read_full(a->pipe_r, &c, 1)) {
+        if (pid < 0 || om_read_full(a->pipe_r, &c, 1) || c == 'E') {
             a->failed = 1;
+            if (pid > 0)
+                reap(pid);
             break;
         }
         total += om_now_ns() - t0;
@@ -98,32 +106,6 @@ static uint64_t timed_exit(void *arg, uint64_t n)
         total += om_now_ns() - t0;
         om_child_untrack(pid);
         if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
-            a->failed = 1;
-    }
-    return a->failed ? 0 : total;
-}
-
-/* fork + exec of the helper; timed until the new program has run and written its byte. */
-static uint64_t timed_exec(void *arg, uint64_t n)
-{
-    struct proc_arg *a = arg;
-    uint64_t total = 0;
-    char c;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
-        uint64_t t0 = om_now_ns();
-        pid_t pid = tracked_fork();
-        if (pid == 0) {
-            execl(a->helper, a->helper, "report", a->fd_arg, (char *)NULL);
-            _exit(127);
-        }
-        if (pid < 0 || om_read_full(a->pipe_r, &c, 1)) {
-            a->failed = 1;
-            if (pid > 0)
-                reap(pid);
-            break;
-        }
-        total += om_now_ns() - t0;
-        if (reap(pid))
             a->failed = 1;
     }
     return a->failed ? 0 : total;
@@ -214,17 +196,17 @@ static int measure(struct om_ctx *ctx, om_timed_fn fn, const char *helper_name)
     return rc;
 }
 
-static int run_fork(struct om_ctx *ctx) { return measure(ctx, timed_fork, NULL); }
+static int run_fork(struct om_ctx *ctx) { return measure(ctx, timed_until_report, NULL); }
 static int run_exit(struct om_ctx *ctx) { return measure(ctx, timed_exit, NULL); }
 
 static int run_exec_dynamic(struct om_ctx *ctx)
 {
-    return measure(ctx, timed_exec, "osmeter-helper-dynamic");
+    return measure(ctx, timed_until_report, "osmeter-helper-dynamic");
 }
 
 static int run_exec_static(struct om_ctx *ctx)
 {
-    return measure(ctx, timed_exec, "osmeter-helper-static");
+    return measure(ctx, timed_until_report, "osmeter-helper-static");
 }
 
 static int run_fork_exit(struct om_ctx *ctx) { return measure(ctx, timed_fork_exit, NULL); }
