@@ -130,8 +130,10 @@ void om_consume(uint64_t v); /* keep a result alive */
 /*
  * Self-timed batches, for operations whose clean-up must stay outside the measurement
  * (reaping a child, say): fn(arg, iters) performs `iters` operations, times the part
- * that counts around each one with om_now_ns(), and returns the summed ns.  Calibration
- * uses the wall time of the whole call.  Emits `samples` samples of ns/op × scale.
+ * that counts around each one with om_now_ns(), and returns the summed ns, or 0 when an
+ * operation failed: then OM_FAILED is returned without a message, for the caller to say
+ * what failed.  Calibration uses the wall time of the whole call.  Emits `samples`
+ * samples of ns/op × scale.
  */
 typedef uint64_t (*om_timed_fn)(void *arg, uint64_t iters);
 int om_measure_self_timed(struct om_ctx *ctx, const char *metric, om_timed_fn fn, void *arg,

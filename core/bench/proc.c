@@ -23,6 +23,7 @@
 struct proc_arg {
     int pipe_r, pipe_w;
     const char *helper;   /* program to exec */
+    const char *why;      /* what failed, when failed is set */
     char fd_arg[16];      /* the pipe's write end, as the helper's argument */
     int failed;
 };
@@ -66,13 +67,17 @@ static uint64_t timed_until_report(void *arg, uint64_t n)
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1) || c == 'E') {
             a->failed = 1;
+            a->why = pid < 0 ? "fork failed" : c == 'E' ? "exec of the helper failed"
+                                                         : "no byte from the child";
             if (pid > 0)
                 reap(pid);
             break;
         }
         total += om_now_ns() - t0;
-        if (reap(pid))
+        if (reap(pid)) {
             a->failed = 1;
+            a->why = "the child did not exit with status 0";
+        }
     }
     return a->failed ? 0 : total;
 }
@@ -94,6 +99,7 @@ static uint64_t timed_exit(void *arg, uint64_t n)
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1)) {
             a->failed = 1;
+            a->why = pid < 0 ? "fork failed" : "no byte from the child";
             break;
         }
         int status;
@@ -105,8 +111,10 @@ static uint64_t timed_exit(void *arg, uint64_t n)
             ;
         total += om_now_ns() - t0;
         om_child_untrack(pid);
-        if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
+        if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) {
             a->failed = 1;
+            a->why = "the child did not die of SIGTERM";
+        }
     }
     return a->failed ? 0 : total;
 }
@@ -126,6 +134,7 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
         }
         if (pid < 0 || reap(pid)) {
             a->failed = 1;
+            a->why = pid < 0 ? "fork failed" : "the child (or the helper it ran) did not exit 0";
             break;
         }
         total += om_now_ns() - t0;
@@ -149,6 +158,7 @@ static uint64_t timed_shell(void *arg, uint64_t n)
         }
         if (pid < 0 || reap(pid)) {
             a->failed = 1;
+            a->why = pid < 0 ? "fork failed" : "/bin/sh -c did not exit 0";
             break;
         }
         total += om_now_ns() - t0;
@@ -191,8 +201,9 @@ static int measure(struct om_ctx *ctx, om_timed_fn fn, const char *helper_name)
     rc = om_measure_self_timed(ctx, "latency", fn, &a, 1);
     close(a.pipe_r);
     close(a.pipe_w);
-    if (a.failed && rc == OM_OK)
-        rc = om_fail(ctx, "a child process failed (fork, exec or its exit status)");
+    if (a.failed)
+        return om_fail(ctx, "a child process failed: %s%s%s", a.why, a.helper ? "; helper " : "",
+                       a.helper ? a.helper : "");
     return rc;
 }
 
