@@ -101,7 +101,7 @@ static uint64_t loop_token(void *arg, uint64_t n)
 
 static void teardown(struct token_path *t)
 {
-    for (int i = 0; i < t->nfds; i++)
+    for (int i = 0; t->fds && i < t->nfds; i++)
         if (t->fds[i] >= 0)
             close(t->fds[i]);
     for (int i = 0; i < t->npids; i++) {
@@ -139,18 +139,40 @@ static int check_limits(struct om_ctx *ctx, long long n)
     return OM_OK;
 }
 
+static int alloc_path(struct om_ctx *ctx, struct token_path *t, int nfds, int nprocs)
+{
+    memset(t, 0, sizeof *t);
+    t->nfds = nfds;
+    t->fds = malloc(sizeof(int) * (size_t)nfds);
+    t->pids = malloc(sizeof(pid_t) * (size_t)nprocs);
+    if (!t->fds || !t->pids)
+        return om_fail(ctx, "out of memory");
+    for (int i = 0; i < nfds; i++)
+        t->fds[i] = -1;
+    return OM_OK;
+}
+
+/* The parent keeps only its two ends (the others must close so that end of file can
+ * travel), then checks that a token comes back. */
+static int keep_parent_ends(struct om_ctx *ctx, struct token_path *t, const char *where)
+{
+    for (int i = 0; i < t->nfds; i++)
+        if (t->fds[i] != t->out && t->fds[i] != t->in) {
+            close(t->fds[i]);
+            t->fds[i] = -1;
+        }
+    if (loop_token(t, 1) != 2)
+        return om_fail(ctx, "the token did not come back %s", where);
+    return OM_OK;
+}
+
 /* Ring of n processes: the parent is member 0; pipe i carries the token from member i to
  * member i+1 (mod n).  n = 2 is Ousterhout's ping-pong. */
 static int build_ring(struct om_ctx *ctx, int n, struct token_path *t)
 {
-    memset(t, 0, sizeof *t);
-    t->nfds = 2 * n;
-    t->fds = malloc(sizeof(int) * (size_t)t->nfds);
-    t->pids = malloc(sizeof(pid_t) * (size_t)n);
-    if (!t->fds || !t->pids)
-        return om_fail(ctx, "out of memory");
-    for (int i = 0; i < t->nfds; i++)
-        t->fds[i] = -1;
+    int rc = alloc_path(ctx, t, 2 * n, n);
+    if (rc)
+        return rc;
     for (int i = 0; i < n; i++)
         if (pipe(&t->fds[2 * i]))
             return om_fail(ctx, "pipe: %s", strerror(errno));
@@ -168,30 +190,17 @@ static int build_ring(struct om_ctx *ctx, int n, struct token_path *t)
     t->out = t->fds[1];
     t->in = t->fds[2 * (n - 1)];
     t->hops = n;
-    /* The parent keeps only its two ends; the others must close so EOF can travel. */
-    for (int i = 0; i < t->nfds; i++)
-        if (t->fds[i] != t->out && t->fds[i] != t->in) {
-            close(t->fds[i]);
-            t->fds[i] = -1;
-        }
-    if (loop_token(t, 1) != 2)
-        return om_fail(ctx, "the token did not come back around the ring");
-    return OM_OK;
+    return keep_parent_ends(ctx, t, "around the ring");
 }
 
 /* Chain of n processes (member 0 = the parent): the token goes down to member n-1 and
  * back up, last in first out.  down[i]: i -> i+1, up[i]: i+1 -> i. */
 static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
 {
-    memset(t, 0, sizeof *t);
     int links = n - 1;
-    t->nfds = 4 * links;
-    t->fds = malloc(sizeof(int) * (size_t)t->nfds);
-    t->pids = malloc(sizeof(pid_t) * (size_t)n);
-    if (!t->fds || !t->pids)
-        return om_fail(ctx, "out of memory");
-    for (int i = 0; i < t->nfds; i++)
-        t->fds[i] = -1;
+    int rc = alloc_path(ctx, t, 4 * links, n);
+    if (rc)
+        return rc;
     for (int i = 0; i < links; i++)
         if (pipe(&t->fds[4 * i]) || pipe(&t->fds[4 * i + 2]))
             return om_fail(ctx, "pipe: %s", strerror(errno));
@@ -217,14 +226,7 @@ static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
     t->out = DOWN_W(0);
     t->in = UP_R(0);
     t->hops = 2 * links;
-    for (int i = 0; i < t->nfds; i++)
-        if (t->fds[i] != t->out && t->fds[i] != t->in) {
-            close(t->fds[i]);
-            t->fds[i] = -1;
-        }
-    if (loop_token(t, 1) != 2)
-        return om_fail(ctx, "the token did not come back along the chain");
-    return OM_OK;
+    return keep_parent_ends(ctx, t, "along the chain");
 }
 
 /* Two processes: round trip, per switch, and the switch with the pipe overhead removed. */
