@@ -18,6 +18,8 @@ def register(subparsers) -> None:
     s.add_argument("--baseline", metavar="RUN", help="run the others are compared with "
                    "(default: the first)")
     s.add_argument("--figures", metavar="DIR", help="also write every figure as an SVG file")
+    s.add_argument("--png", action="store_true", help="with --figures: PNG copies too "
+                   "(needs rsvg-convert)")
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
     s.add_argument("--title", default="osmeter report", help="page title")
@@ -33,11 +35,18 @@ def handle(args) -> int:
         cmp = cmpmod.compare(runs, base)
     except cmpmod.CompareError as e:
         return fail(str(e))
+    if args.png and not args.figures:
+        return fail("--png goes with --figures DIR")
     try:
         figures = html.write(cmp, args.output, args.references, args.figures, args.title)
+        if args.png:
+            html.svgs_to_png(args.figures, figures)
     except OSError as e:
         return fail("cannot write the report: %s" % e)
+    except html.RasterError as e:
+        return fail(str(e))
     print("wrote %s (%d figures%s)" % (args.output, len(figures),
-                                       ", also as SVG files in " + args.figures
+                                       ", also as %s files in %s"
+                                       % ("SVG and PNG" if args.png else "SVG", args.figures)
                                        if args.figures else ""), file=sys.stderr)
     return 0

@@ -132,3 +132,27 @@ def test_contents_links_point_at_sections():
     assert len(targets) >= 8
     for t in targets:
         assert 'id="%s"' % t in text, t
+
+
+def test_png_figures_for_papers(tmp_path, capsys, monkeypatch):
+    import shutil
+    from osmeter.store import Store
+    db = str(tmp_path / "db.sqlite")
+    store = Store(db)
+    for run in runs3():
+        store.save_run(run)
+    store.close()
+    figs = tmp_path / "figs"
+    args = ["--db", db, "report", "ra", "-o", str(tmp_path / "r.html"), "--figures", str(figs),
+            "--png"]
+    if shutil.which("rsvg-convert"):
+        assert cli.main(args) == 0
+        svgs = sorted(p.stem for p in figs.glob("*.svg"))
+        pngs = sorted(p.stem for p in figs.glob("*.png"))
+        assert svgs and pngs == svgs
+        assert all((figs / (n + ".png")).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in pngs)
+    monkeypatch.setattr(shutil, "which", lambda name: None)   # as on a machine without it
+    capsys.readouterr()
+    assert cli.main(args) == 2
+    assert "need rsvg-convert" in capsys.readouterr().err
+    assert cli.main(["--db", db, "report", "ra", "--png"]) == 2

@@ -6,6 +6,7 @@ figure is an inline SVG from svg.py and can also be written as a separate .svg f
 """
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime, timezone
 from html import escape
@@ -299,7 +300,6 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
           title: str = "osmeter report") -> list[str]:
     """Write the report (and each figure as an SVG file when figures_dir is given);
     returns the figures' file names.  The runner can call this after a run."""
-    import os
     text, figures = render(cmp, references, title)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -309,6 +309,31 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
             with open(os.path.join(figures_dir, name), "w", encoding="utf-8") as f:
                 f.write('<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
     return [name for name, _ in figures]
+
+
+class RasterError(Exception):
+    """PNG figures were asked for but cannot be made here."""
+
+
+def svgs_to_png(figures_dir: str, names: list[str], scale: float = 2.0) -> list[str]:
+    """PNG copies of the SVG figures, at `scale` times their size, for papers.  Uses
+    rsvg-convert (Debian: librsvg2-bin); osmeter itself stays free of image libraries."""
+    import shutil
+    import subprocess
+    tool = shutil.which("rsvg-convert")
+    if not tool:
+        raise RasterError("PNG figures need rsvg-convert (Debian: apt-get install "
+                          "librsvg2-bin); the SVG figures were written")
+    made = []
+    for name in names:
+        svg = os.path.join(figures_dir, name)
+        png = os.path.splitext(svg)[0] + ".png"
+        r = subprocess.run([tool, "--zoom", str(scale), "-o", png, svg], capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
+            raise RasterError("rsvg-convert failed on %s: %s" % (name, r.stderr.strip()))
+        made.append(os.path.basename(png))
+    return made
 
 
 def _references(page: Page, cmp) -> None:
