@@ -131,7 +131,7 @@ class Svg:
 
 
 def _legend(svg: Svg, names: list[tuple[int, str]], x: float, y: float) -> None:
-    step = min(170.0, (svg.w - x) / max(1, len(names)))
+    step = (svg.w - x) / max(1, len(names))   # names share the width; cut only when crowded
     for k, (ci, name) in enumerate(names):
         xx = x + k * step
         svg.add('<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>'
