@@ -79,7 +79,13 @@ RESULT_HEADER = ["benchmark", "median", "95% interval", "CV", "notes"]
 def results_table(results: list[Result], condense_sweeps: bool = False) -> str:
     rows = []
     done_sweeps = set()
+    not_run = set()
     for r in results:
+        if r.status != "ok":        # a benchmark that did not run: one row, not one per metric
+            if (r.bench, r.status) not in not_run:
+                not_run.add((r.bench, r.status))
+                rows.append([r.bench, r.status, "", "", r.reason or ""])
+            continue
         if condense_sweeps and r.shape == "sweep" and r.status == "ok":
             key = (r.bench, r.metric)
             if key in done_sweeps:
