@@ -563,6 +563,21 @@ static char *session_buffer(size_t size)
 
 /* Each endpoint returns 0 to go on with the session, -1 to end it. */
 
+/* A TCP data connection for one endpoint: listen, tell the client the port, accept it.
+ * Returns the connected socket, or -1 after telling the client what went wrong. */
+static int tcp_data_connection(void)
+{
+    int port, lfd = data_socket(SOCK_STREAM, &port);
+    if (lfd < 0)
+        return send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
+    send_line(session_ctl, "PORT %d", port);
+    int fd = accept_client(lfd, 10000);
+    close(lfd);
+    if (fd < 0)
+        return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
+    return fd;
+}
+
 static int ep_tcp_sink(const char *line)
 {
     long long a[3];
@@ -574,14 +589,11 @@ static int ep_tcp_sink(const char *line)
         return send_line(session_ctl, "ERR TCP_SINK would pass this session's byte limit "
                                       "(%lld bytes left)", session_left), -1;
     char *mem = session_buffer((size_t)buf);
-    int port, lfd = data_socket(SOCK_STREAM, &port);
-    if (!mem || lfd < 0)
-        return send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
-    send_line(session_ctl, "PORT %d", port);
-    int fd = accept_client(lfd, 10000);
-    close(lfd);
+    if (!mem)
+        return send_line(session_ctl, "ERR out of memory for the data buffer"), -1;
+    int fd = tcp_data_connection();
     if (fd < 0)
-        return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
+        return -1;
     om_sock_timeouts(fd, 30000);
     long long done;
     for (done = 0; done < count; done++)
@@ -601,14 +613,11 @@ static int ep_tcp_echo(const char *line)
     if (parse_args(line, a, 1, 1, 1 << 20) < 0)
         return send_line(session_ctl, "ERR TCP_ECHO wants <size 1..1M>"), -1;
     char *mem = session_buffer((size_t)a[0]);
-    int port, lfd = data_socket(SOCK_STREAM, &port);
-    if (!mem || lfd < 0)
-        return send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
-    send_line(session_ctl, "PORT %d", port);
-    int fd = accept_client(lfd, 10000);
-    close(lfd);
+    if (!mem)
+        return send_line(session_ctl, "ERR out of memory for the data buffer"), -1;
+    int fd = tcp_data_connection();
     if (fd < 0)
-        return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
+        return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     om_sock_timeouts(fd, 30000);
