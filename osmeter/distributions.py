@@ -74,21 +74,34 @@ def t_sf(t: float, df: float) -> float:
     return t_cdf(-t, df)
 
 
+def t_pdf(t: float, df: float) -> float:
+    log_c = math.lgamma((df + 1) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_c - (df + 1) / 2.0 * math.log1p(t * t / df))
+
+
 def t_quantile(p: float, df: float) -> float:
-    """The t with P(T <= t) = p (bisection: slow-ish but simple and exact enough)."""
+    """The t with P(T <= t) = p: Newton's method from the normal quantile, kept inside a
+    bracket that bisection narrows when a step would leave it."""
     if not 0.0 < p < 1.0:
         raise ValueError("quantile of p=%r" % p)
+    if math.isinf(df):
+        return normal_quantile(p)
     if p < 0.5:
         return -t_quantile(1.0 - p, df)
     lo, hi = 0.0, 1.0
     while t_cdf(hi, df) < p:
         lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
+    t = min(max(normal_quantile(p), lo), hi)
+    for _ in range(100):
+        f = t_cdf(t, df) - p
+        if abs(f) < 1e-14:
             break
-    return (lo + hi) / 2.0
+        if f < 0:
+            lo = t
+        else:
+            hi = t
+        step = t - f / t_pdf(t, df)
+        t = step if lo < step < hi else (lo + hi) / 2.0
+        if hi - lo < 1e-13 * max(1.0, hi):
+            break
+    return t
