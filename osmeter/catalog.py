@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from . import core
+from . import coreproc
 
 # Suite name -> (description, parameter preset used when running it).
 SUITES = {
@@ -32,7 +32,7 @@ class CatalogError(Exception):
 
 class Catalog:
     def __init__(self, benches: list[dict] | None = None):
-        self.benches = benches if benches is not None else core.list_benchmarks()
+        self.benches = benches if benches is not None else coreproc.list_benchmarks()
         self.by_id = {b["id"]: b for b in self.benches}
 
     def suite(self, name: str) -> list[str]:

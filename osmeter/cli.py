@@ -12,7 +12,7 @@ import os
 import pkgutil
 import sys
 
-from . import __version__, core, display, exchange, fsinfo, runner, suitefile, sysinfo, usercmd
+from . import __version__, coreproc, display, exchange, fsinfo, runner, suitefile, sysinfo, usercmd
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 from .store import Store, StoreError, default_db_path
 
@@ -268,8 +268,8 @@ def cmd_delete(args) -> int:
 
 def cmd_sysinfo(args) -> int:
     try:
-        build = core.core_version()
-    except core.CoreError:
+        build = coreproc.core_version()
+    except coreproc.CoreError:
         build = None
     info = sysinfo.collect(build)
     if args.json:
@@ -376,7 +376,7 @@ def main(argv=None) -> int:
         return 2
     try:
         return args.func(args)
-    except (UsageError, CatalogError, StoreError, exchange.ExchangeError, core.CoreError) as e:
+    except (UsageError, CatalogError, StoreError, exchange.ExchangeError, coreproc.CoreError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)

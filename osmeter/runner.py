@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from . import __version__, core, curves, families, fsinfo, monitor, stats, sysinfo
+from . import __version__, coreproc, curves, families, fsinfo, monitor, stats, sysinfo
 from .catalog import Catalog, CatalogError
 from .model import Result, Run, Sample
 
@@ -71,7 +71,7 @@ def validate(catalog: Catalog, items: list[PlanItem], variants: list[Variant]) -
     for item in items:
         for variant in variants:
             params = effective_params(catalog, item, variant)
-            args = [str(core.core_path()), "check", item.bench] + [
+            args = [str(coreproc.core_path()), "check", item.bench] + [
                 "%s=%s" % kv for kv in params.items()]
             r = subprocess.run(args, capture_output=True, text=True, timeout=30)
             if r.returncode != 0:
@@ -133,7 +133,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     'interrupted', stored, and Interrupted is raised to the caller.
     """
     started = dt.datetime.now(dt.timezone.utc)
-    build = core.core_version()
+    build = coreproc.core_version()
     scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
     base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
@@ -169,9 +169,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
                     t0 = time.monotonic()
-                    inv = core.invoke(item.bench, params=params, preset=item.preset,
-                                      timeout=opts.timeout, scratch_parent=scratch_parent,
-                                      env=opts.env)
+                    inv = coreproc.invoke(item.bench, params=params, preset=item.preset,
+                                          timeout=opts.timeout, scratch_parent=scratch_parent,
+                                          env=opts.env)
                     durations[item.bench].append(time.monotonic() - t0)
                     interference = monitor.between(before, monitor.Snapshot.take())
                     invocations[v][item.result_id].append((rep, inv, interference))

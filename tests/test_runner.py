@@ -1,7 +1,7 @@
 """Runner internals: the ETA, merging notes, results from invocations."""
 from osmeter import runner
 from osmeter.catalog import Catalog
-from osmeter.core import Invocation
+from osmeter.coreproc import Invocation
 from osmeter.monitor import Interference
 
 

@@ -1,4 +1,5 @@
-"""Talking to the C measurement core: find it, list its benchmarks, run one invocation.
+"""Driving the C measurement core (core/, the osmeter-core program) from Python: find it,
+list its benchmarks, run one invocation.
 
 The core speaks JSON Lines (docs/protocol.md).  One call of `invoke()` is one process,
 one repetition; the runner calls it repeatedly.
