@@ -1,31 +1,20 @@
 """Command-line interface: argument parsing only; each command calls one function elsewhere.
 
-Further commands are found in modules osmeter/cmd_*.py, each defining
-`register(subparsers)` that adds its parser and `set_defaults(func=handler)`.
+Further commands are modules in osmeter/commands/, each defining `register(subparsers)`
+that adds its parser and `set_defaults(func=handle)`.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import pkgutil
 import sys
 
 from . import __version__, coreproc, display, exchange, fsinfo, runner, suitefile, sysinfo, usercmd
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
+from .commands import compare, report, serve
+from .commands.common import EXIT_INTERRUPTED, UsageError, fail, load_run_ref
 from .store import Store, StoreError, default_db_path
-
-EXIT_INTERRUPTED = 130
-
-
-class UsageError(Exception):
-    """A one-line problem with what the user typed."""
-
-
-def fail(msg: str, code: int = 2) -> int:
-    print("osmeter: error: %s" % msg, file=sys.stderr)
-    return code
 
 
 # ---- list -------------------------------------------------------------------------
@@ -189,24 +178,15 @@ def cmd_run(args) -> int:
 
 def write_report(runs, path: str) -> None:
     """The HTML report of the runs just made (several variants are compared)."""
-    from . import compare
-    from .report import html
+    from . import compare as cmpmod
     try:
-        html.write(compare.compare(runs), path, False, None, "osmeter report")
-    except (compare.CompareError, OSError) as e:
+        report.write(runs, path)
+    except (cmpmod.CompareError, OSError) as e:
         raise UsageError("results stored, but the report could not be written: %s" % e)
     print("report: %s" % os.path.abspath(path))
 
 
 # ---- runs, show, export, import, delete ---------------------------------------------
-
-def load_run_ref(ref: str, db) -> "exchange.Run":
-    """A stored run (id, prefix, label, 'latest') or a path to an exported file."""
-    if os.path.sep in ref or ref.endswith(".json"):
-        if os.path.exists(ref):
-            return exchange.read_run_file(ref)
-    return Store(db).load_run(ref)
-
 
 def cmd_runs(args) -> int:
     runs = Store(args.db).list_runs()
@@ -359,10 +339,8 @@ def make_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_sysinfo)
 
-    import osmeter
-    for mod in sorted(m.name for m in pkgutil.iter_modules(osmeter.__path__)):
-        if mod.startswith("cmd_"):
-            importlib.import_module("osmeter." + mod).register(sub)
+    for command in (compare, report, serve):
+        command.register(sub)
     return p
 
 

@@ -243,11 +243,11 @@ def test_session_time_limit(server):
 # ---- osmeter serve (the front-end command) ------------------------------------------------
 
 def test_cmd_serve_registers_a_subcommand():
-    from osmeter import cmd_serve
+    from osmeter.commands import serve as cmd_serve
     parser = argparse.ArgumentParser(prog="osmeter")
     cmd_serve.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve", "--listen", "[::]:7000", "--secret-file", "/x"])
-    assert args.func is cmd_serve.run_serve and args.listen == "[::]:7000"
+    assert args.func is cmd_serve.handle and args.listen == "[::]:7000"
     assert parser.parse_args(["serve"]).listen == "127.0.0.1:7227"
 
 
@@ -255,7 +255,7 @@ def _cmd_serve(*argv, env):
     script = textwrap.dedent("""
         import argparse, sys
         sys.path.insert(0, %r)
-        from osmeter import cmd_serve
+        from osmeter.commands import serve as cmd_serve
         p = argparse.ArgumentParser(prog="osmeter")
         cmd_serve.register(p.add_subparsers())
         args = p.parse_args(sys.argv[1:])
