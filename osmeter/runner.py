@@ -12,7 +12,6 @@ import datetime as dt
 import importlib
 import pkgutil
 import secrets
-import shlex
 import signal
 import sys
 import tempfile
@@ -307,8 +306,3 @@ def derive(run: Run) -> None:
             mine = [r for r in run.results if r.bench == bench]
             extra = fn(bench, mine, run.sysinfo) or []
             run.results += extra
-
-
-def command_line() -> str:
-    return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])
-
