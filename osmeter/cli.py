@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, coreproc, exchange, usercmd
+from . import __version__, coreproc, exchange, user_command
 from .catalog import CatalogError
 from .commands import (compare, delete, export_import, list_benchmarks, report, run, runs,
                        serve, show, sysinfo)
@@ -34,9 +34,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = make_parser()
-    argv, user_command = usercmd.split_argv(sys.argv[1:] if argv is None else list(argv))
+    argv, command_words = user_command.split_argv(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
-    args.user_command = user_command
+    args.user_command = command_words
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

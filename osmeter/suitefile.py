@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import runner, usercmd
+from . import runner, user_command
 from .catalog import Catalog, CatalogError
 
 PRESETS = ("default", "quick", "smoke")
@@ -214,7 +214,7 @@ def _bench_items(loc, catalog, i, entry, preset) -> list:
         ids = catalog.select([entry["id"]])
     except CatalogError as e:
         raise loc.error("%s: %s" % (_where("bench", i, entry, "id"), e), "bench", i, "id")
-    ids = [b for b in ids if b != usercmd.CORE_BENCH]
+    ids = [b for b in ids if b != user_command.CORE_BENCH]
     if not ids:
         raise loc.error("%s: use a [[command]] entry for your own command"
                         % _where("bench", i, entry, "id"), "bench", i, "id")
@@ -252,11 +252,11 @@ def _command_item(loc, i, entry, preset):
                             "command", i)
     shell = entry.get("shell", isinstance(entry["run"], str))
     try:
-        return usercmd.command_item(
+        return user_command.command_item(
             entry["name"], entry["run"], shell=shell, setup=entry.get("setup"),
             cleanup=entry.get("cleanup"), cold_cache=entry.get("cold_cache", False),
             warmup=entry.get("warmup"), samples=entry.get("samples"),
             timeout=entry.get("timeout"), output=entry.get("output"), preset=preset)
-    except usercmd.CommandError as e:
+    except user_command.CommandError as e:
         raise loc.error("%s: %s" % (_where("command", i, entry), e), "command", i,
                         e.key or "run")

@@ -6,7 +6,7 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import display, exchange, fsinfo, runner, suitefile, usercmd
+from .. import display, exchange, fsinfo, runner, suitefile, user_command
 from ..catalog import DEFAULT_SUITE, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, open_store
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     s.add_argument("--quiet", action="store_true", help="no progress display")
     s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
                    "named in a TOML suite file (docs/suite-files.md)")
-    usercmd.add_arguments(s)
+    user_command.add_arguments(s)
     s.set_defaults(func=handle)
 
 
@@ -73,8 +73,8 @@ def build_plan(args, catalog: Catalog):
         raise UsageError("give benchmark ids or --suite, not both")
     args.smoke = args.smoke or args.preset == "smoke"
     suite = None
-    command_items = usercmd.plan_items(args)          # osmeter run cmd --name N -- COMMAND
-    named = [i for i in args.ids if i != usercmd.CLI_WORD]
+    command_items = user_command.plan_items(args)          # osmeter run cmd --name N -- COMMAND
+    named = [i for i in args.ids if i != user_command.CLI_WORD]
     file_items = []
     if args.suite_file:                                 # the benchmarks come from the file
         if named or args.suite:
@@ -144,7 +144,7 @@ def handle(args) -> int:
                 env["OSMETER_PEER_SECRET"] = f.read().strip()
         except OSError as e:
             raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
-    timeout = usercmd.repetition_timeout(catalog, items, args.timeout)
+    timeout = user_command.repetition_timeout(catalog, items, args.timeout)
     opts = runner.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
                           timeout=timeout, env=env, progress=not args.quiet,
                           command=command_line())

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from clirun import osmeter
-from osmeter import coreproc, usercmd
+from osmeter import coreproc, user_command
 from osmeter.catalog import Catalog
 from osmeter.store import Store
 
@@ -144,8 +144,8 @@ def test_no_command_is_skipped_not_measured():
 
 def test_cold_cache_needs_root(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(usercmd.CommandError, match="needs root"):
-        usercmd.command_item("c", ["true"], cold_cache=True)
+    with pytest.raises(user_command.CommandError, match="needs root"):
+        user_command.command_item("c", ["true"], cold_cache=True)
 
 
 def test_cli_stores_results_under_the_commands_name(tmp_path):
@@ -174,8 +174,8 @@ def test_cli_refuses_incomplete_requests(tmp_path):
 
 def test_repetition_timeout_covers_every_run_of_a_command():
     catalog = Catalog()
-    item = usercmd.command_item("t", ["true"], timeout=100, samples=4, warmup=1)
-    assert usercmd.repetition_timeout(catalog, [item], 900) >= 5 * 100
+    item = user_command.command_item("t", ["true"], timeout=100, samples=4, warmup=1)
+    assert user_command.repetition_timeout(catalog, [item], 900) >= 5 * 100
 
 
 def test_terminating_the_core_kills_the_command_and_its_children(tmp_path):
