@@ -17,71 +17,19 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from . import __version__, coreproc, curves, families, fsinfo, monitor, stats, sysinfo
-from .catalog import Catalog, CatalogError
+from .catalog import Catalog
 from .model import Result, Run, Sample
+from .plan import Options, PlanItem, Variant, effective_params
 
 
 class Interrupted(Exception):
     """Ctrl-C or SIGTERM during a run."""
 
 
-@dataclass
-class PlanItem:
-    bench: str
-    params: dict = field(default_factory=dict)   # user overrides (strings)
-    preset: str = "default"
-    name: str | None = None   # stored results' bench id when not `bench` (cmd.NAME)
-
-    @property
-    def result_id(self) -> str:
-        return self.name or self.bench
-
-
-@dataclass
-class Variant:
-    """One configuration measured on this host; becomes one stored run."""
-    name: str | None = None                       # e.g. "dir=/mnt/xfs"
-    params: dict = field(default_factory=dict)    # applied to benchmarks that declare them
-    facts: dict = field(default_factory=dict)     # recorded with the run (fs of --dir, ...)
-
-
-@dataclass
-class Options:
-    runs: int = 5
-    label: str | None = None
-    suite: str | None = None
-    smoke: bool = False
-    timeout: float = 900.0
-    env: dict = field(default_factory=dict)       # extra environment for the core
-    progress: bool = True
-    command: str = ""
-
-
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
-def validate(catalog: Catalog, items: list[PlanItem], variants: list[Variant]) -> None:
-    """Ask the core to check every parameter of the plan before anything runs."""
-    import subprocess
-    for item in items:
-        for variant in variants:
-            params = effective_params(catalog, item, variant)
-            args = [str(coreproc.core_path()), "check", item.bench] + [
-                "%s=%s" % kv for kv in params.items()]
-            r = subprocess.run(args, capture_output=True, text=True, timeout=30)
-            if r.returncode != 0:
-                msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "invalid"
-                raise CatalogError(msg.replace("osmeter-core: ", ""))
-
-
-def effective_params(catalog: Catalog, item: PlanItem, variant: Variant) -> dict:
-    params = {k: v for k, v in variant.params.items() if catalog.declares(item.bench, k)}
-    params.update(item.params)
-    return params
 
 
 class Progress:

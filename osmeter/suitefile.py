@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import runner, user_command
+from . import plan, user_command
 from .catalog import Catalog, CatalogError
 
 PRESETS = ("default", "quick", "smoke")
@@ -43,7 +43,7 @@ class SuiteFileError(CatalogError):
 @dataclass
 class SuiteFile:
     path: str
-    items: list = field(default_factory=list)      # runner.PlanItem
+    items: list = field(default_factory=list)      # plan.PlanItem
     label: str | None = None
     runs: int | None = None
 
@@ -234,9 +234,9 @@ def _bench_items(loc, catalog, i, entry, preset) -> list:
                 raise loc.error("%s: %s has no parameter '%s' (it has: %s)"
                                 % (_where("bench", i, entry, "params"), bench, key,
                                    names or "none"), "bench", i, "params")
-        item = runner.PlanItem(bench=bench, params=dict(params), preset=preset)
+        item = plan.PlanItem(bench=bench, params=dict(params), preset=preset)
         try:   # the core checks values and bounds
-            runner.validate(catalog, [item], [runner.Variant()])
+            plan.validate(catalog, [item], [plan.Variant()])
         except CatalogError as e:
             raise loc.error("%s: %s" % (_where("bench", i, entry, "params"), e),
                             "bench", i, "params" if params else "id")

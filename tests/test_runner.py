@@ -1,5 +1,5 @@
 """Runner internals: the ETA, merging notes, results from invocations."""
-from osmeter import runner
+from osmeter import plan, runner
 from osmeter.catalog import Catalog
 from osmeter.coreproc import Invocation
 from osmeter.monitor import Interference
@@ -15,7 +15,7 @@ def fake_catalog():
 
 def test_eta_uses_the_registry_until_it_has_measurements():
     c = fake_catalog()
-    items = [runner.PlanItem("a"), runner.PlanItem("b")]
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
     assert runner._remaining_seconds(c, items, 0, items[0], 3, 1, {}) == 90
     # "a" took a tenth of its estimate: "b" is expected to as well.
     assert runner._remaining_seconds(c, items, 0, items[1], 3, 1, {"a": [1.0]}) == 8

@@ -6,7 +6,7 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import display, exchange, fsinfo, runner, suitefile, user_command
+from .. import display, exchange, plan, runner, suitefile, user_command
 from ..catalog import DEFAULT_SUITE, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, open_store
@@ -45,37 +45,14 @@ def register(subparsers) -> None:
     s.set_defaults(func=handle)
 
 
-def parse_param_overrides(catalog: Catalog, ids: list[str], specs: list[str]) -> dict:
-    """--param id.key=value (id may be a glob) -> {bench_id: {key: value}}."""
-    import fnmatch
-    out: dict[str, dict] = {}
-    for spec in specs:
-        if "=" not in spec:
-            raise UsageError("--param %s: expected ID.KEY=VALUE" % spec)
-        lhs, value = spec.split("=", 1)
-        if "." not in lhs:
-            raise UsageError("--param %s: expected ID.KEY=VALUE" % spec)
-        bench_pat, key = lhs.rsplit(".", 1)
-        targets = [i for i in ids if i == bench_pat or fnmatch.fnmatchcase(i, bench_pat)]
-        if not targets:
-            raise UsageError("--param %s: no selected benchmark matches '%s'" % (spec, bench_pat))
-        for t in targets:
-            if not catalog.declares(t, key):
-                names = ", ".join(p["name"] for p in catalog.by_id[t]["params"])
-                raise UsageError("--param %s: %s has no parameter '%s' (it has: %s)"
-                                 % (spec, t, key, names or "none"))
-            out.setdefault(t, {})[key] = value
-    return out
-
-
 def build_plan(args, catalog: Catalog):
+    """(suite, items, variants) from the run command's arguments."""
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
     args.smoke = args.smoke or args.preset == "smoke"
-    suite = None
-    command_items = user_command.plan_items(args)          # osmeter run cmd --name N -- COMMAND
+    command_items = user_command.plan_items(args)     # osmeter run cmd --name N -- COMMAND
     named = [i for i in args.ids if i != user_command.CLI_WORD]
-    file_items = []
+    file_items = None
     if args.suite_file:                                 # the benchmarks come from the file
         if named or args.suite:
             raise UsageError("--suite-file names its benchmarks itself; give no ids or --suite")
@@ -83,50 +60,15 @@ def build_plan(args, catalog: Catalog):
         file_items = loaded.items
         args.runs = args.runs if args.runs is not None else loaded.runs
         args.label = args.label or loaded.label
-        ids, preset = [], "default"
-    elif named:
-        ids = catalog.select(named)
-        preset = "default"
-    elif command_items:
-        ids, preset = [], "default"
-    else:
-        suite = args.suite or DEFAULT_SUITE
-        ids = catalog.suite(suite)
-        preset = SUITES[suite][1]
-    if args.preset:
-        preset = args.preset
-    if args.smoke:
-        preset = "smoke"
-    overrides = parse_param_overrides(catalog, ids, args.param or [])
-    items = [runner.PlanItem(bench=i, params=overrides.get(i, {}), preset=preset) for i in ids]
-    items += file_items + command_items
-
-    variants = [runner.Variant()]
-    if args.dir:
-        variants = []
-        for d in args.dir:
-            problem = fsinfo.check_dir(d)
-            if problem:
-                raise UsageError(problem)
-            path = os.path.abspath(d)
-            variants.append(runner.Variant(name="dir=" + path, params={"dir": path},
-                                           facts={"dir": path,
-                                                  "filesystem": fsinfo.describe(path)}))
-        if not any(catalog.declares(i, "dir") for i in ids):
-            raise UsageError("--dir given, but none of the selected benchmarks uses a directory")
-    if args.peer:
-        if not any(catalog.declares(i, "peer") for i in ids):
-            raise UsageError("--peer given, but none of the selected benchmarks uses a peer")
-        for v in variants:
-            v.params["peer"] = args.peer
-            v.facts["peer"] = args.peer
-    return suite, items, variants
+    return plan.build(catalog, named, suite=args.suite, preset=args.preset, smoke=args.smoke,
+                      param_specs=args.param or [], dirs=args.dir, peer=args.peer,
+                      file_items=file_items, command_items=command_items)
 
 
 def handle(args) -> int:
     catalog = Catalog()
     suite, items, variants = build_plan(args, catalog)
-    runner.validate(catalog, items, variants)
+    plan.validate(catalog, items, variants)
     runs = args.runs if args.runs is not None else (2 if args.smoke else 5)
     if runs < 1:
         raise UsageError("--runs must be at least 1")
@@ -145,9 +87,9 @@ def handle(args) -> int:
         except OSError as e:
             raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
     timeout = user_command.repetition_timeout(catalog, items, args.timeout)
-    opts = runner.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
-                          timeout=timeout, env=env, progress=not args.quiet,
-                          command=command_line())
+    opts = plan.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
+                        timeout=timeout, env=env, progress=not args.quiet,
+                        command=command_line())
     print("osmeter: %d benchmark(s) x %d repetition(s)%s -> %s"
           % (len(items), runs, " x %d variants" % len(variants) if len(variants) > 1 else "",
              store.path), file=sys.stderr)
