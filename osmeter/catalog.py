@@ -25,6 +25,15 @@ SUITES = {
 }
 DEFAULT_SUITE = "quick"
 
+# The parameter sizes every benchmark declares: the studies' (default), the quick suite's
+# and the smallest that still runs (smoke); `osmeter-core list` gives each parameter one
+# value per preset.
+PRESETS = ("default", "quick", "smoke")
+
+# Parameters that change how long a measurement takes, not what it measures (the
+# harness's OM_BATCH_PARAMS).
+TIMING_PARAMS = ("samples", "batch_ms")
+
 
 class CatalogError(Exception):
     """A one-line, user-facing problem with what was asked for."""

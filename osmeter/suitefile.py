@@ -26,9 +26,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import plan, user_command
-from .catalog import Catalog, CatalogError
+from .catalog import PRESETS, Catalog, CatalogError
 
-PRESETS = ("default", "quick", "smoke")
 SUITE_KEYS = {"label": str, "runs": int, "preset": str}
 BENCH_KEYS = {"id": str, "params": dict, "preset": str}
 COMMAND_KEYS = {"name": str, "run": (list, str), "shell": bool, "setup": str, "cleanup": str,

@@ -5,7 +5,7 @@ import json
 import sys
 
 from .. import display
-from ..catalog import SUITES, Catalog
+from ..catalog import SUITES, TIMING_PARAMS, Catalog
 
 
 def register(subparsers) -> None:
@@ -27,7 +27,7 @@ def handle(args) -> int:
     for b in benches:
         units = sorted({"%s" % m["unit"] for m in b["metrics"]})
         params = " ".join("%s=%s" % (p["name"], p["default"]) for p in b["params"]
-                          if p["name"] not in ("samples", "batch_ms"))
+                          if p["name"] not in TIMING_PARAMS)
         rows.append([b["id"], ",".join(units), b["source"] or "", b["help"] or "",
                      params])
     print(display.table(rows, ["id", "unit", "from", "what it measures", "parameters"]))

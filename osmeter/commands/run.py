@@ -7,7 +7,7 @@ import sys
 
 from .. import compare as cmpmod
 from .. import display, exchange, plan, runner, suitefile, user_command
-from ..catalog import DEFAULT_SUITE, SUITES, Catalog
+from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, open_store
 
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
     s.add_argument("--smoke", action="store_true", help="smallest sizes, to check that "
                    "everything works (never compared with real runs)")
-    s.add_argument("--preset", choices=["default", "quick", "smoke"],
+    s.add_argument("--preset", choices=list(PRESETS),
                    help="parameter sizes: default = the studies' (for named ids and study "
                    "suites), quick = the quick suite's, smoke = --smoke")
     s.add_argument("--dir", action="append", metavar="PATH", help="directory for file-system "
