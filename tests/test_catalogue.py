@@ -127,6 +127,30 @@ def test_not_ids_are_really_not_ids(catalog):
         assert name not in catalog.by_id, "%s is a benchmark now: drop it from NOT_IDS" % name
 
 
+def test_every_benchmark_is_in_its_familys_file_or_listed_in_the_guide(catalog):
+    """A newcomer finds a benchmark in core/bench/<family>.c, or the guide says where."""
+    files: dict[str, set] = {}
+    for path in sorted((REPO / "core").rglob("*.c")):
+        for name in re.findall(r'"([\w.]+)"', path.read_text(encoding="utf-8")):
+            if name in catalog.by_id:
+                files.setdefault(name, set()).add(path.relative_to(REPO).as_posix())
+    elsewhere = {}
+    for bench in catalog.by_id:
+        assert len(files.get(bench, ())) == 1, "%s is named in %s" % (bench, files.get(bench))
+        (path,) = files[bench]
+        if Path(path).stem != bench.split(".")[0]:
+            elsewhere[bench] = path
+    guide = (REPO / "docs" / "adding-a-benchmark.md").read_text(encoding="utf-8")
+    listed = {}
+    for path, names in re.findall(r"^\* `(core/[\w/]+\.c)`: (.*)$", guide, re.M):
+        for pattern in re.findall(r"`([\w.*]+)`", names):
+            matches = catalog.select([pattern])
+            assert all(elsewhere.get(b) == path for b in matches), (pattern, path)
+            listed.update(dict.fromkeys(matches, path))
+    missing = {b: p for b, p in elsewhere.items() if b not in listed}
+    assert not missing, "not in the guide's list of ids in files of another name: %s" % missing
+
+
 # ---- the published numbers (osmeter/data/seed-results.toml via references.py) ------------------
 
 def test_every_reference_number_maps_to_a_metric_it_can_be_set_against(catalog):
