@@ -50,7 +50,7 @@ def build_plan(args, catalog: Catalog):
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
     args.smoke = args.smoke or args.preset == "smoke"
-    command_items = user_command.plan_items(args)     # osmeter run cmd --name N -- COMMAND
+    command_items = user_command.plan_items(args)       # osmeter run cmd ... -- COMMAND
     named = [i for i in args.ids if i != user_command.CLI_WORD]
     file_items = None
     if args.suite_file:                                 # the benchmarks come from the file
