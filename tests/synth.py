@@ -1,4 +1,5 @@
-"""Synthetic runs with known differences, for the comparison and report tests.
+"""Synthetic runs with known differences, for the comparison and report tests; a tiny
+catalogue of two benchmarks for the runner's and the results' units.
 
 Values are drawn from a seeded generator; `speed` scales every benchmark (2.0 = twice as
 fast: half the time, twice the bandwidth), so the expected verdicts are known.
@@ -7,8 +8,18 @@ from __future__ import annotations
 
 import random
 
+from osmeter.catalog import Catalog
 from osmeter.model import Result, Run, Sample
 from osmeter.stats import summarize
+
+
+def fake_catalog() -> Catalog:
+    """Benchmarks "a" and "b" (10 and 20 s per repetition), one latency metric each."""
+    def bench(bid, est):
+        return {"id": bid, "est_seconds": est, "params": [], "suites": [],
+                "metrics": [{"name": "latency", "unit": "ns", "better": "lower",
+                             "shape": "point", "x_name": None}]}
+    return Catalog([bench("a", 10), bench("b", 20)])
 
 
 def _result(bench, metric, unit, better, shape, values_by_rep, x=None, x_name=None,
