@@ -164,7 +164,7 @@ def _missing(base, c, base_name: str, name: str) -> str:
 def _message(g: GateRow, pct: float) -> str:
     est = "%.1f%% %s" % (abs(g.slowdown_pct), "slower" if g.slowdown_pct >= 0 else "faster")
     if g.slowdown_low_pct is not None:
-        est += " [%+.1f%%, %+.1f%%] (%s%% interval)" % (
+        est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
             g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
     if g.outcome == FAIL:
         return "%s: slower than %g%%, p=%.2g (Holm %.2g)" % (est, pct, g.p_slower,
