@@ -10,13 +10,13 @@ import sys
 
 from . import __version__, coreproc, exchange, user_command
 from .catalog import CatalogError
-from .commands import (compare, delete, export_import, list_benchmarks, noise, report,
+from .commands import (check, compare, delete, export_import, list_benchmarks, noise, report,
                        run, runs, serve, show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
 from .store import StoreError, default_db_path
 
 # In the order `osmeter --help` lists them.
-COMMANDS = (list_benchmarks, run, runs, show, export_import, delete, sysinfo, compare,
+COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
             noise, report, serve)
 
 
