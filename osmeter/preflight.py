@@ -77,24 +77,26 @@ def governor() -> Finding:
     return _unknown(topic, "no governor interface found on %s" % platform.system(), effect)
 
 
+def _setting(topic: str, name: str, value: str, good: str, effect: str,
+             change: str) -> Finding:
+    """A switch read as name=value: fine when it is `good`, else the advice."""
+    state = "%s=%s" % (name, value)
+    if value == good:
+        return Finding(topic, OK, state)
+    return Finding(topic, ADVICE, state, effect, change)
+
+
 def boost() -> Finding:
     topic = "Turbo / boost"
     effect = ("the clock rises above nominal while the chip is cool and few cores are busy: "
               "the same benchmark runs faster or slower with temperature and with what else "
               "runs")
     if _linux():
-        no_turbo = _read(CPU + "/intel_pstate/no_turbo")
-        if no_turbo is not None:
-            if no_turbo == "1":
-                return Finding(topic, OK, "off (intel_pstate/no_turbo=1)")
-            return Finding(topic, ADVICE, "on (intel_pstate/no_turbo=0)", effect,
-                           "echo 1 | sudo tee %s/intel_pstate/no_turbo" % CPU)
-        flag = _read(CPU + "/cpufreq/boost")
-        if flag is not None:
-            if flag == "0":
-                return Finding(topic, OK, "off (cpufreq/boost=0)")
-            return Finding(topic, ADVICE, "on (cpufreq/boost=1)", effect,
-                           "echo 0 | sudo tee %s/cpufreq/boost" % CPU)
+        for name, good in (("intel_pstate/no_turbo", "1"), ("cpufreq/boost", "0")):
+            value = _read("%s/%s" % (CPU, name))
+            if value is not None:
+                return _setting(topic, name, value, good, effect,
+                                "echo %s | sudo tee %s/%s" % (good, CPU, name))
         return _unknown(topic, "neither intel_pstate/no_turbo nor cpufreq/boost exists (on "
                         "a VM the host decides)", effect)
     return _unknown(topic, "no boost switch is readable on %s" % platform.system(), effect)
@@ -104,27 +106,21 @@ def smt() -> Finding:
     topic = "SMT (hyper-threading)"
     effect = ("two hardware threads share one core's execution units and caches: whatever "
               "runs on the sibling slows the benchmark, differently from run to run")
-    change = ("echo off | sudo tee %s/smt/control (until reboot), or keep the sibling of "
-              "the benchmark's CPU idle" % CPU)
     if _linux():
         active = _read(CPU + "/smt/active")
-        control = _read(CPU + "/smt/control")
         if active is None:
             return _unknown(topic, "no %s/smt" % CPU, effect)
-        if active == "0":
-            return Finding(topic, OK, "inactive (control=%s)" % control)
-        return Finding(topic, ADVICE, "active (control=%s)" % control, effect, change)
+        return _setting(topic, "smt/active", active, "0", effect,
+                        "echo off | sudo tee %s/smt/control (until reboot), or keep the "
+                        "sibling of the benchmark's CPU idle" % CPU)
     value = _sysctl("hw.smt")                          # OpenBSD
     if value is not None:
-        if value == "0":
-            return Finding(topic, OK, "hw.smt=0")
-        return Finding(topic, ADVICE, "hw.smt=%s" % value, effect, "sysctl hw.smt=0")
+        return _setting(topic, "hw.smt", value, "0", effect, "sysctl hw.smt=0")
     phys, logical = _sysctl("hw.physicalcpu"), _sysctl("hw.logicalcpu")   # macOS
     if phys and logical:
-        if phys == logical:
-            return Finding(topic, OK, "%s physical = %s logical CPUs" % (phys, logical))
-        return Finding(topic, ADVICE, "%s physical, %s logical CPUs" % (phys, logical),
-                       effect, "keep the machine otherwise idle while measuring")
+        return _setting(topic, "logical CPUs per physical", "%s/%s" % (logical, phys),
+                        "%s/%s" % (phys, phys), effect,
+                        "keep the machine otherwise idle while measuring")
     return _unknown(topic, "no SMT switch is readable on %s" % platform.system(), effect)
 
 
@@ -169,9 +165,9 @@ def transparent_huge_pages() -> Finding:
         return Finding(topic, OK, chosen)
     v = _sysctl("vm.pmap.pg_ps_enabled")               # FreeBSD superpages
     if v is not None:
-        return Finding(topic, OK if v == "0" else ADVICE, "vm.pmap.pg_ps_enabled=%s" % v,
-                       "" if v == "0" else effect.replace("'always'", "superpages on"),
-                       "" if v == "0" else "vm.pmap.pg_ps_enabled=0 in /boot/loader.conf")
+        return _setting(topic, "vm.pmap.pg_ps_enabled", v, "0",
+                        effect.replace("with 'always'", "with superpages on"),
+                        "vm.pmap.pg_ps_enabled=0 in /boot/loader.conf")
     return _unknown(topic, "no huge-page policy is readable on %s" % platform.system(), effect)
 
 
@@ -227,13 +223,10 @@ def battery() -> Finding:
                 for p in batteries):
             return Finding(topic, OK, "on mains power")
         return Finding(topic, ADVICE, "on battery", effect, "plug in the power supply")
-    for name, on_mains in (("hw.acpi.acline", "1"), ("hw.power", "1")):   # FreeBSD, OpenBSD
+    for name in ("hw.acpi.acline", "hw.power"):        # FreeBSD, OpenBSD: 1 = mains
         v = _sysctl(name)
         if v is not None:
-            if v == on_mains:
-                return Finding(topic, OK, "%s=%s (mains)" % (name, v))
-            return Finding(topic, ADVICE, "%s=%s (battery)" % (name, v), effect,
-                           "plug in the power supply")
+            return _setting(topic, name, v, "1", effect, "plug in the power supply")
     return _unknown(topic, "no power source is readable on %s" % platform.system(), effect)
 
 
