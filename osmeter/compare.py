@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from statistics import fmean, median, variance
+from statistics import fmean, median
 
 from . import significance as sig
 from . import stats
@@ -174,7 +174,7 @@ class Comparison:
     index_ci: dict[str, list[IndexInterval | None]] = field(default_factory=dict)
     overall_ci: list[IndexInterval | None] = field(default_factory=list)
     noise: object | None = None                  # osmeter.noise.Profile, when given
-    tests: int = 0                               # tests in the verdicts' family
+    test_count: int = 0                          # tests in the verdicts' family
     discoveries: int = 0                         # of them significant: verdicts shown
     gate: object | None = None                   # osmeter.gate.Gate, when asked
     warnings: list[str] = field(default_factory=list)
@@ -338,8 +338,8 @@ def _correct_and_mark(cmp: Comparison) -> None:
     family = [v for row in cmp.rows for v in row.tests.values() if v.p is not None]
     for v, q in zip(family, sig.benjamini_hochberg([v.p for v in family])):
         v.p_adjusted = q
-        sig.decide(v, q, cmp.alpha, cmp.min_effect)
-    cmp.tests = len(family)
+        sig.decide(v, q, cmp.alpha, cmp.min_effect, "q")
+    cmp.test_count = len(family)
     cmp.discoveries = sum(1 for v in family if v.significant)
     for row in cmp.rows:
         ok = [i for i, c in enumerate(row.cells) if c is not None and c.status == "ok"
@@ -424,6 +424,7 @@ def noise_note(cmp: Comparison) -> str:
                 "then compare --noise NAME).")
     return ("Between-run noise from profile %s (%d runs) is included in the ratio "
             "intervals, verdicts and indices." % (cmp.noise.name, len(cmp.noise.runs)))
+
 
 def mips_relative_table(cmp: Comparison) -> list[tuple[Row, list[float | None]]]:
     """Rows with MIPS-relative speeds (only when cpu.integer was measured everywhere)."""

@@ -44,7 +44,6 @@ EXACT_TIES_LIMIT = 40  # exact conditional distribution with ties up to this man
 RANK_METHOD = "Mann-Whitney U (exact) on per-repetition medians; Hodges-Lehmann ratio"
 T_METHOD = ("Welch t on log per-repetition medians with between-run noise; "
             "ratio of geometric means")
-TEST_NAME = RANK_METHOD
 
 
 # ---- Mann–Whitney U --------------------------------------------------------------------
@@ -373,8 +372,9 @@ def compare_values(base: list[float], other: list[float], better: str,
     return decide(v, v.p, alpha, min_effect)
 
 
-def decide(v: Verdict, p: float | None, alpha: float, min_effect: float) -> Verdict:
-    """Set the verdict from a (possibly corrected) p-value and the size of the effect."""
+def decide(v: Verdict, p: float | None, alpha: float, min_effect: float,
+           name: str = "p") -> Verdict:
+    """Set the verdict from a p-value (`name` "q" when corrected) and the effect's size."""
     if v.word in ("too few repetitions", "no samples"):
         return v
     effect_ok = v.ratio is not None and abs(v.ratio - 1.0) >= min_effect
@@ -383,7 +383,7 @@ def decide(v: Verdict, p: float | None, alpha: float, min_effect: float) -> Verd
         v.word, v.detail = ("better" if v.ratio > 1 else "worse"), ""
     else:
         v.word = "no clear difference"
-        v.detail = ("p = %.3g" % p if p is not None and p > alpha else
+        v.detail = ("%s = %.3g" % (name, p) if p is not None and p > alpha else
                     "difference below %.3g%%" % (100 * min_effect) if p is not None else "")
     return v
 

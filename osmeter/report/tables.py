@@ -105,7 +105,7 @@ def legend(cmp) -> list[str]:
             "Verdicts: %s; p = the row's own p-value, q = corrected for the %d tests of "
             "this comparison (Benjamini–Hochberg); a verdict (better/worse, winner/loser) "
             "needs q <= %.3g and a difference of at least %.3g%%, otherwise 'no clear "
-            "difference'." % (method, cmp.tests, cmp.alpha, 100 * cmp.min_effect))
+            "difference'." % (method, cmp.test_count, cmp.alpha, 100 * cmp.min_effect))
         lines.append(cmpmod.noise_note(cmp))
     return lines
 
@@ -114,7 +114,7 @@ def verdict_summary(cmp) -> str:
     """How many verdicts are shown and how many of them may be false."""
     return ("%d verdict(s) shown out of %d tests; at a false-discovery rate of %.3g, "
             "expect at most %.2g of them to be false on average."
-            % (cmp.discoveries, cmp.tests, cmp.alpha, cmp.expected_false))
+            % (cmp.discoveries, cmp.test_count, cmp.alpha, cmp.expected_false))
 
 
 # ---- terminal ---------------------------------------------------------------------------
@@ -361,7 +361,7 @@ def to_dict(cmp, references: bool = False) -> dict:
         "format": "osmeter.comparison", "version": 1,
         "test": sig.T_METHOD if cmp.noise is not None else sig.RANK_METHOD,
         "alpha": cmp.alpha, "min_effect": cmp.min_effect,
-        "verdicts": {"correction": "Benjamini-Hochberg", "tests": cmp.tests,
+        "verdicts": {"correction": "Benjamini-Hochberg", "tests": cmp.test_count,
                      "shown": cmp.discoveries, "expected_false_at_most": cmp.expected_false},
         "between_run_noise": None if cmp.noise is None else {
             "profile": cmp.noise.name, "runs": cmp.noise.runs},
