@@ -26,7 +26,7 @@ from .model import Result, Run, Sample
 
 
 class Interrupted(Exception):
-    """Ctrl-C or SIGTERM during a run."""
+    """Ctrl-C, SIGTERM or SIGHUP (the terminal or SSH connection went away) during a run."""
 
 
 @dataclass
@@ -104,16 +104,22 @@ class Progress:
             filled = int(width * self.done / max(1, self.total))
             line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
                                                   self.done, self.total, what[:34], eta)
-            sys.stderr.write("\r" + line[:120])
-            sys.stderr.flush()
+            self._write("\r" + line[:120])
         elif time.monotonic() - self.last_line > 15 or self.done == 0:
-            sys.stderr.write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
+            self._write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
             self.last_line = time.monotonic()
 
     def finish(self):
         if self.tty:
-            sys.stderr.write("\r" + " " * 120 + "\r")
+            self._write("\r" + " " * 120 + "\r")
+
+    def _write(self, text: str):
+        """A terminal that hung up (EIO) ends the progress display, not the run."""
+        try:
+            sys.stderr.write(text)
             sys.stderr.flush()
+        except OSError:
+            self.enabled = self.tty = False
 
 
 def _fmt_duration(s: float) -> str:
@@ -129,7 +135,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             store=None) -> list[Run]:
     """Run the plan and return one Run per variant (stored when a store is given).
 
-    On Ctrl-C / SIGTERM the runs are finalised with what was measured, marked
+    On Ctrl-C / SIGTERM / SIGHUP the runs are finalised with what was measured, marked
     'interrupted', stored, and Interrupted is raised to the caller.
     """
     started = dt.datetime.now(dt.timezone.utc)
@@ -158,7 +164,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     total = opts.runs * len(items) * len(variants)
     progress = Progress(total, opts.progress)
     interrupted = False
-    old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
     try:
         for rep in range(opts.runs):
             for item in items:
@@ -179,11 +186,13 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
     finally:
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old_stops.items():
+            signal.signal(sig, handler)
         progress.finish()
 
-    # Finalising and storing must not be cut short by a second Ctrl-C.
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.
+    old_quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
+                                                                      signal.SIGHUP)}
     try:
         finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env_after = monitor.before_run() if not interrupted else {}
@@ -197,7 +206,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             if store is not None and (run.results or not interrupted):
                 store.save_run(run)
     finally:
-        signal.signal(signal.SIGINT, old_int)
+        for sig, handler in old_quiet.items():
+            signal.signal(sig, handler)
     if interrupted:
         raise Interrupted()
     return runs
