@@ -102,9 +102,39 @@ def no_leaks(private_tmpdir, request):
     assert not new_files, "temporary files left behind: %s" % new_files
 
 
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true",
+                     help="also run the tests marked 'long' (the long fuzz runs); "
+                          "or set OSMETER_LONG_TESTS=1")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_leaks: the test manages leftovers itself")
     config.addinivalue_line("markers", "root: needs root (mounts, namespaces)")
+    config.addinivalue_line("markers", "long: minutes long; runs only with --long (CI does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long") or os.environ.get("OSMETER_LONG_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="long test: run with --long (CI does)")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def sanitized_core():
+    """osmeter-core built with AddressSanitizer + UBSan (make -C core sanitize).  Where
+    the compiler cannot build it the test is skipped with the reason, unless
+    OSMETER_REQUIRE_SANITIZER=1 (CI) makes that a failure."""
+    import sanitizer
+    path, why = sanitizer.build()
+    if path is None:
+        if os.environ.get("OSMETER_REQUIRE_SANITIZER") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return path
 
 
 @pytest.fixture
