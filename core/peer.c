@@ -519,6 +519,29 @@ void om_sock_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/* Wait up to timeout_ms for fd to become readable, or for the client to go away (the
+ * control connection is silent while data flows: anything on it means it closed or
+ * broke the protocol).  1 when fd is readable; 0 with errno ETIMEDOUT or ECONNABORTED. */
+static int wait_for_data(int fd, int timeout_ms)
+{
+    uint64_t deadline = om_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+    for (;;) {
+        uint64_t now = om_now_ns();
+        if (now >= deadline) {
+            errno = ETIMEDOUT;
+            return 0;
+        }
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {session_ctl, POLLIN, 0}};
+        int r = poll(p, 2, (int)((deadline - now) / 1000000ULL) + 1);
+        if (r > 0 && p[1].revents) {
+            errno = ECONNABORTED;
+            return 0;
+        }
+        if (r > 0 && p[0].revents)
+            return 1;
+    }
+}
+
 /* Wait up to timeout_ms for the client to connect to lfd; others are turned away. */
 static int accept_client(int lfd, int timeout_ms)
 {
@@ -529,10 +552,8 @@ static int accept_client(int lfd, int timeout_ms)
             errno = ETIMEDOUT;
             return -1;
         }
-        struct pollfd p = {lfd, POLLIN, 0};
-        int r = poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
-        if (r <= 0)
-            continue;
+        if (!wait_for_data(lfd, (int)((deadline - now) / 1000000ULL) + 1))
+            return -1;
         struct sockaddr_storage from;
         socklen_t len = sizeof from;
         int fd = accept(lfd, (struct sockaddr *)&from, &len);
@@ -593,7 +614,8 @@ static int tcp_data_connection(void)
     int fd = accept_client(lfd, 10000);
     close(lfd);
     if (fd < 0)
-        return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
+        return send_line(session_ctl, "ERR no data connection within 10 s%s",
+                         errno == ECONNABORTED ? " (the control connection closed)" : ""), -1;
     return fd;
 }
 
@@ -732,10 +754,7 @@ static int ep_udp_sink(const char *line)
     send_line(session_ctl, "PORT %d %d", port, rcvbuf);
     /* The first datagram may take a moment; after it, 1 s of silence ends the stream
      * (every datagram still in flight has arrived or been lost by then). */
-    struct pollfd p = {fd, POLLIN, 0};
-    int r;
-    while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR)
-        ;
+    int r = wait_for_data(fd, 10000);
     om_sock_timeouts(fd, 1000);
     long long got = 0, bytes = 0;
     uint64_t first = 0, last = 0;

@@ -206,6 +206,28 @@ def test_benchmark_killed_mid_transfer(server):
     still_serves(port)
 
 
+@pytest.mark.parametrize("request_line", [b"TCP_ECHO 64\n", b"TCP_SINK 1 1 1\n",
+                                          b"UDP_SINK 64 10\n"])
+def test_client_gone_before_its_data_connection_frees_the_session(server, request_line):
+    """The far end waits for the data connection or first datagram, but not for a
+    client that has closed its control connection meanwhile."""
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        s.sendall(request_line)
+        assert readline(s).startswith("PORT ")
+    t0 = time.monotonic()
+    deadline = t0 + 5
+    while True:  # the session ends at once, not after the 10 s wait
+        with connect(port) as probe:
+            if readline(probe).startswith("OSMETER-PEER"):
+                break
+        assert time.monotonic() < deadline, "the session still holds the peer"
+        time.sleep(0.05)
+    assert time.monotonic() - t0 < 3
+    still_serves(port)
+
+
 def test_second_client_while_one_runs_is_told_busy(server):
     _, port = server()
     with connect(port) as first:
