@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from osmeter import core, monitor  # noqa: E402
+import proctree  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -91,11 +92,8 @@ def no_leaks(private_tmpdir, request):
             if not leaked or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        for pid in leaked:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+        for pid in leaked:  # with what runs below it (a core's workload, in its group)
+            proctree.kill_tree(pid)
     new_files = [f for f in set(os.listdir(private_tmpdir)) - before_files
                  if f.startswith("osmeter")]
     assert not leaked, "processes left behind: %s" % leaked
