@@ -790,7 +790,7 @@ static void watch_launcher(void)
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGHUP);
 #endif
-#ifdef O_ASYNC
+#if defined(O_ASYNC) && defined(SIGIO)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_launcher_pipe;

@@ -892,10 +892,14 @@ static int take_session(void)
 }
 
 /* The listener makes room for a new connection: one still authenticating leaves; one
- * that has just taken the session stays (so the race between the two is harmless). */
+ * that has just taken the session stays (so the race between the two is harmless).
+ * Installed by the listener before it forks, so it holds from a connection's start. */
+static pid_t listener_pid;
 static void on_evict(int sig)
 {
     (void)sig;
+    if (getpid() == listener_pid)
+        return;
     if (!session_owner || __atomic_load_n(session_owner, __ATOMIC_ACQUIRE) != getpid())
         _exit(4);
 }
@@ -917,8 +921,6 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_session_alarm;
     sigaction(SIGALRM, &sa, NULL);
-    sa.sa_handler = on_evict;
-    sigaction(OM_PEER_EVICT_SIGNAL, &sa, NULL);
     alarm((unsigned)lim->max_seconds);
     int one = 1;
     setsockopt(ctl, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -1049,8 +1051,8 @@ static int pending(const struct listener *l)
 /* Its process is gone: free its place, and the session slot if it held it. */
 static void forget_connection(struct listener *l, int i)
 {
-    pid_t pid = l->conn[i].pid;
-    __atomic_compare_exchange_n(l->owner, &pid, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    pid_t expected = l->conn[i].pid;
+    __atomic_compare_exchange_n(l->owner, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     om_child_untrack(l->conn[i].pid);
     l->conn[i] = l->conn[--l->n];
 }
@@ -1179,6 +1181,9 @@ int om_peer_main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    listener_pid = getpid();
+    sa.sa_handler = on_evict;
+    sigaction(OM_PEER_EVICT_SIGNAL, &sa, NULL);
 
     /* The session slot lives in memory shared with every connection's process. */
     pid_t *owner = mmap(NULL, sizeof *owner, PROT_READ | PROT_WRITE,
