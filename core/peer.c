@@ -519,12 +519,11 @@ void om_sock_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-/* Wait up to timeout_ms for fd to become readable, or for the client to go away (the
- * control connection is silent while data flows: anything on it means it closed or
- * broke the protocol).  1 when fd is readable; 0 with errno ETIMEDOUT or ECONNABORTED. */
-static int wait_for_data(int fd, int timeout_ms)
+/* Wait until fd is readable (1), the deadline passes (0, errno ETIMEDOUT) or the client
+ * goes away (0, errno ECONNABORTED): its control connection is silent while data flows,
+ * so anything on it means it closed or broke the protocol. */
+static int wait_for_data(int fd, uint64_t deadline)
 {
-    uint64_t deadline = om_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
     for (;;) {
         uint64_t now = om_now_ns();
         if (now >= deadline) {
@@ -542,18 +541,13 @@ static int wait_for_data(int fd, int timeout_ms)
     }
 }
 
+static uint64_t ms_from_now(int ms) { return om_now_ns() + (uint64_t)ms * 1000000ULL; }
+
 /* Wait up to timeout_ms for the client to connect to lfd; others are turned away. */
 static int accept_client(int lfd, int timeout_ms)
 {
-    uint64_t deadline = om_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-    for (;;) {
-        uint64_t now = om_now_ns();
-        if (now >= deadline) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        if (!wait_for_data(lfd, (int)((deadline - now) / 1000000ULL) + 1))
-            return -1;
+    uint64_t deadline = ms_from_now(timeout_ms);
+    while (wait_for_data(lfd, deadline)) {
         struct sockaddr_storage from;
         socklen_t len = sizeof from;
         int fd = accept(lfd, (struct sockaddr *)&from, &len);
@@ -563,6 +557,7 @@ static int accept_client(int lfd, int timeout_ms)
             return fd;
         close(fd);
     }
+    return -1;
 }
 
 /* "NAME a b c": exactly `count` integers in [lo, hi] into v[0..count); 0, or -1 when
@@ -611,11 +606,11 @@ static int tcp_data_connection(void)
     if (lfd < 0)
         return send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
     send_line(session_ctl, "PORT %d", port);
-    int fd = accept_client(lfd, 10000);
+    int fd = accept_client(lfd, 10000), gone = fd < 0 && errno == ECONNABORTED;
     close(lfd);
     if (fd < 0)
         return send_line(session_ctl, "ERR no data connection within 10 s%s",
-                         errno == ECONNABORTED ? " (the control connection closed)" : ""), -1;
+                         gone ? " (the control connection closed)" : ""), -1;
     return fd;
 }
 
@@ -754,7 +749,7 @@ static int ep_udp_sink(const char *line)
     send_line(session_ctl, "PORT %d %d", port, rcvbuf);
     /* The first datagram may take a moment; after it, 1 s of silence ends the stream
      * (every datagram still in flight has arrived or been lost by then). */
-    int r = wait_for_data(fd, 10000);
+    int r = wait_for_data(fd, ms_from_now(10000));
     om_sock_timeouts(fd, 1000);
     long long got = 0, bytes = 0;
     uint64_t first = 0, last = 0;

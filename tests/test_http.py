@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import sanitizer
+from fuzzing import mangle
 from osmeter import core
 
 LINUX = sys.platform.startswith("linux")
@@ -518,20 +519,9 @@ def test_mangled_requests_never_hang_or_stop_the_server(httpd, mech):
              get("/%2e%2e/x", "Connection: close\r\n")]
     answered = 0
     for _ in range(300):
-        b = bytearray(rnd.choice(seeds) * rnd.randint(1, 3))
-        for _ in range(rnd.randint(1, 6)):
-            pos = rnd.randrange(len(b) + 1)
-            op = rnd.random()
-            if op < 0.3:
-                del b[pos:pos + rnd.randint(1, 5)]
-            elif op < 0.6:
-                b[pos:pos] = bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 8)))
-            elif op < 0.8 and b:
-                b[min(pos, len(b) - 1)] = rnd.randrange(256)
-            else:
-                del b[pos:]
+        b = mangle(rnd, rnd.choice(seeds) * rnd.randint(1, 3), rnd.randint(1, 6))
         with srv.connect(timeout=3) as s:
-            s.sendall(bytes(b))
+            s.sendall(b)
             s.shutdown(socket.SHUT_WR)
             data = b""
             try:

@@ -169,6 +169,11 @@ def test_garbage_before_authentication_is_dropped(server, garbage):
 ])
 def test_malformed_request_after_authentication(server, request_line, answer):
     _, port = server()
+    refused_after_authentication(port, request_line, answer)
+
+
+def refused_after_authentication(port: int, request_line: bytes, answer: str) -> None:
+    """The request is answered with `answer`, the session ends, the server goes on."""
     with connect(port) as s:
         assert authenticate(s).startswith("OK ")
         s.sendall(request_line)
@@ -359,12 +364,7 @@ def test_extra_arguments_are_refused_without_a_memory_error(sanitized_server, re
     """Each endpoint parses exactly the numbers its array holds; more are refused before
     anything is written (the sanitizer build aborts on a write past the array)."""
     _, port = sanitized_server()
-    with connect(port) as s:
-        assert authenticate(s).startswith("OK ")
-        s.sendall(request_line)
-        assert readline(s).startswith(answer)
-        assert closed(s)
-    still_serves(port)
+    refused_after_authentication(port, request_line, answer)
 
 
 def test_a_silent_connection_does_not_keep_a_real_client_out(server):
