@@ -30,7 +30,7 @@ import pytest
 
 import sanitizer
 from fuzzing import mangle, number, reset, send_in_pieces
-from osmeter import core
+from osmeter import coreproc
 from test_http import MECHS, content
 
 SEED = 20
@@ -293,7 +293,7 @@ def fuzz_peer(sanitized_core, tmp_path, capsys, messages: int) -> None:
             s.close()
         elapsed = time.monotonic() - t0
         fuzzer.connect()[0].close()  # the last session has ended
-        inv = core.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port},
+        inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port},
                           preset="smoke", env={"OSMETER_PEER_SECRET": SECRET}, timeout=60)
         assert inv.status == "ok", (inv.reason, inv.stderr)
     finally:

@@ -20,7 +20,7 @@ import pytest
 
 import proctree
 from clirun import REPO
-from osmeter import core
+from osmeter import coreproc
 from osmeter.store import Store
 
 # A fast benchmark first (so an interrupted run has results), then a ring of 64
@@ -129,7 +129,7 @@ def test_core_dies_when_the_launchers_pipe_closes(tmp_path):
     SIGHUP."""
     scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=tmp_path)
     read_end, write_end = os.pipe()
-    p = subprocess.Popen([str(core.core_path()), "run", "ctx.pipe_ring", "n=32",
+    p = subprocess.Popen([str(coreproc.core_path()), "run", "ctx.pipe_ring", "n=32",
                           "batch_ms=3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=dict(os.environ, OSMETER_PARENT_FD=str(read_end),
                                   OSMETER_SCRATCH=scratch),
@@ -152,7 +152,7 @@ def test_core_dies_when_the_launchers_pipe_closes(tmp_path):
 
 
 def test_a_bad_parent_fd_is_ignored_with_one_line():
-    out = subprocess.run([str(core.core_path()), "run", "syscall.getpid", "--preset=smoke"],
+    out = subprocess.run([str(coreproc.core_path()), "run", "syscall.getpid", "--preset=smoke"],
                          capture_output=True, text=True, timeout=60,
                          env=dict(os.environ, OSMETER_PARENT_FD="nonsense"))
     assert out.returncode == 0 and '"status":"ok"' in out.stdout
