@@ -3,7 +3,7 @@ schema uses, so that docs/results.schema.json is the single source of truth for 
 `osmeter import` accepts, with no third-party package at run time.
 
 Keywords: type, enum, const, properties, required, additionalProperties, propertyNames,
-items, prefixItems, minItems, maxItems, minimum, minLength, maxLength, pattern, $ref
+items, prefixItems, minItems, maxItems, minimum, maximum, minLength, maxLength, pattern, $ref
 (within the file: "#/$defs/NAME"), allOf and if/then/else.  "errorMessage" (the ajv-errors
 convention) replaces the message when a keyword of the same schema object fails.
 Annotations ($schema, $id, title, description) are ignored.  A schema that uses any other
@@ -20,7 +20,7 @@ import re
 
 KEYWORDS = {"type", "enum", "const", "properties", "required", "additionalProperties",
             "propertyNames", "items", "prefixItems", "minItems", "maxItems", "minimum",
-            "minLength", "maxLength", "pattern", "$ref", "allOf", "if", "then", "else",
+            "maximum", "minLength", "maxLength", "pattern", "$ref", "allOf", "if", "then", "else",
             "errorMessage"}
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description"}
 # Keywords whose value is one schema, a list of schemas, or a map of names to schemas.
@@ -178,6 +178,9 @@ class Schema:
             if "minimum" in schema and value < schema["minimum"]:
                 raise _Invalid(path, "must be at least %s (got %s)"
                                % (schema["minimum"], show(value)))
+            if "maximum" in schema and value > schema["maximum"]:
+                raise _Invalid(path, "must be at most %s (got %s)"
+                               % (schema["maximum"], show(value)))
         elif kind == "array":
             self._check_array(schema, value, path)
         elif kind == "object":
