@@ -34,7 +34,8 @@ def _address(match: re.Match) -> str | None:
 
 
 def _word(name: str) -> re.Pattern:
-    return re.compile(r"(?<![\w.-])%s(?![\w-])" % re.escape(name), re.I)
+    """The name where it is not part of a longer word ('on-host7' yes, 'host77' no)."""
+    return re.compile(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(name), re.I)
 
 
 class Redactor:

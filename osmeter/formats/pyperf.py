@@ -67,7 +67,7 @@ def render(runs) -> Export:
     results = measured(run)
     names = unique_names(results)
     benchmarks = []
-    not_time = scatter = not_positive = 0
+    not_time = scatter = no_samples = not_positive = 0
     for r in results:
         if r.unit not in SECONDS_PER or r.better != "lower":
             not_time += 1
@@ -75,7 +75,10 @@ def render(runs) -> Export:
         if r.shape == "scatter":
             scatter += 1
             continue
-        if not r.samples or any(s.value <= 0 for s in r.samples):
+        if not r.samples:
+            no_samples += 1
+            continue
+        if any(s.value <= 0 for s in r.samples):
             not_positive += 1
             continue
         scale = SECONDS_PER[r.unit]
@@ -94,6 +97,7 @@ def render(runs) -> Export:
     left = not_measured_note(run) + count_note(
         not_time, "result(s) that are not times (pyperf compares times)") + count_note(
         scatter, "scatter result(s): every value has its own population") + count_note(
+        no_samples, "result(s) with a summary but no samples") + count_note(
         not_positive, "result(s) with values that are not positive (pyperf refuses them)")
     doc = {"version": JSON_VERSION, "benchmarks": benchmarks, "metadata": _metadata(run)}
     return Export(json.dumps(doc, indent=1) + "\n", left, len(benchmarks))
