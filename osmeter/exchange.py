@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -95,11 +95,6 @@ class _Unsafe:
         self.reason = reason
 
 
-def _parse_float(text: str):
-    value = float(text)
-    return value if math.isfinite(value) else _Unsafe("not a finite number (%s)" % text[:20])
-
-
 def _parse_int(text: str):
     digits = len(text) - text.startswith("-")
     if digits > 19:
@@ -127,9 +122,20 @@ def _object(pairs):
 
 def parse_document(text: str):
     """JSON text -> document; refuses what could not be read back safely."""
+    # Numbers by the C parser (fast); floats that overflowed to inf and integers beyond
+    # 64 bits are found by the walk below.  An integer too long to convert quickly makes
+    # Python raise ValueError (its digit limit); without that limit (old or configured
+    # Pythons) every integer goes through _parse_int, which looks at its length first.
+    hooks = {} if _python_limits_int_digits() else {"parse_int": _parse_int}
     try:
-        doc = json.loads(text, parse_float=_parse_float, parse_int=_parse_int,
-                         parse_constant=_parse_constant, object_pairs_hook=_object)
+        try:
+            doc = json.loads(text, parse_constant=_parse_constant, object_pairs_hook=_object,
+                             **hooks)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:          # over the digit limit: read again to say where
+            doc = json.loads(text, parse_constant=_parse_constant, object_pairs_hook=_object,
+                             parse_int=_parse_int)
     except RecursionError:
         raise ExchangeError("%s: nested deeper than %d levels"
                             % (_deep_path(text) or "the document", MAX_DEPTH)) from None
@@ -139,22 +145,39 @@ def parse_document(text: str):
     return doc
 
 
+def _python_limits_int_digits() -> bool:
+    limit = getattr(sys, "get_int_max_str_digits", None)
+    return limit is not None and 0 < limit() <= 100_000
+
+
 def _check_values(doc) -> None:
-    """Nesting depth and the tokens refused while parsing, each with its path."""
+    """Nesting depth, numbers that overflowed to infinity, and the tokens refused while
+    parsing, each with its path."""
     stack = [(doc, None, 1)]
     while stack:
         value, path, depth = stack.pop()
-        kind = type(value)
-        if kind is _Unsafe:
-            where = schema.describe_path(path)
-            raise ExchangeError("%s: %s" % (where or "the document", value.reason))
+        if type(value) is _Unsafe:
+            raise ExchangeError("%s: %s" % (schema.describe_path(path) or "the document",
+                                            value.reason))
         if depth > MAX_DEPTH:
             raise ExchangeError("%s: nested deeper than %d levels"
                                 % (schema.describe_path(path), MAX_DEPTH))
-        items = value.items() if kind is dict else enumerate(value)
-        children = [(v, (path, k), depth + 1) for k, v in items
-                    if type(v) in (dict, list, _Unsafe)]
-        stack.extend(reversed(children))     # in document order
+        if type(value) is not dict and type(value) is not list:
+            continue                            # a document that is a single value
+        later = []
+        for key, item in (value.items() if type(value) is dict else enumerate(value)):
+            kind = type(item)
+            if kind is float:
+                if item - item != 0.0:          # inf - inf is nan
+                    raise ExchangeError("%s: not a finite number (%r)"
+                                        % (schema.describe_path((path, key)), item))
+            elif kind is int:
+                if not INT_RANGE[0] <= item <= INT_RANGE[1]:
+                    raise ExchangeError("%s: %s" % (schema.describe_path((path, key)),
+                                                    _parse_int(str(item)).reason))
+            elif kind is dict or kind is list or kind is _Unsafe:
+                later.append((item, (path, key), depth + 1))
+        stack.extend(reversed(later))       # in document order
 
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')

@@ -82,6 +82,8 @@ SKIPPED = ("results", 12)       # the skipped net.tcp_peer
 # (name, mutation, text the one-line message must contain)
 BAD = [
     ("doc is a list", lambda d: [d], "not an osmeter results document"),
+    ("doc is a number", lambda d: 5, "not an osmeter results document"),
+    ("doc is 1e400", text(lambda t: "1e400"), "not an osmeter results document"),
     ("format missing", drop(["format"]), "not an osmeter results document"),
     ("format other", put(["format"], "pyperf"), "not an osmeter results document"),
     ("schema_version string", put(["schema_version"], "1"), "unsupported schema_version"),
