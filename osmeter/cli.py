@@ -248,6 +248,12 @@ def cmd_export(args) -> int:
         for run in runs:
             print("osmeter: run %s: --redact %s" % (run.id, redact.summary(run)),
                   file=sys.stderr)
+    for run in runs:        # a run stored by an older osmeter may hold what import refuses
+        try:
+            exchange.check_document(exchange.run_to_document(run))
+        except exchange.ExchangeError as e:
+            print("osmeter: warning: run %s does not follow the results schema, so osmeter "
+                  "import will refuse its document: %s" % (run.id, e), file=sys.stderr)
     out = fmt.render(runs)
     for note in out.left_out:
         print("osmeter: not in the %s file: %s" % (fmt.name, note), file=sys.stderr)
