@@ -1,4 +1,5 @@
-"""Synthetic runs with known differences, for the comparison and report tests.
+"""Synthetic runs with known differences, for the comparison and report tests; a tiny
+catalogue of two benchmarks for the runner's and the results' units.
 
 Values are drawn from a seeded generator; `speed` scales every benchmark (2.0 = twice as
 fast: half the time, twice the bandwidth), so the expected verdicts are known.
@@ -9,7 +10,17 @@ import math
 import random
 from statistics import mean, median, pstdev
 
+from osmeter.catalog import Catalog
 from osmeter.model import Result, Run, Sample
+
+
+def fake_catalog() -> Catalog:
+    """Benchmarks "a" and "b" (10 and 20 s per repetition), one latency metric each."""
+    def bench(bid, est):
+        return {"id": bid, "est_seconds": est, "params": [], "suites": [],
+                "metrics": [{"name": "latency", "unit": "ns", "better": "lower",
+                             "shape": "point", "x_name": None}]}
+    return Catalog([bench("a", 10), bench("b", 20)])
 
 
 def summarize(values: list[float]) -> dict:

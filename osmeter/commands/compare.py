@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from . import compare as cmpmod
-from . import significance as sig
+from .. import compare as cmpmod
+from .. import significance as sig
+from .common import fail, load_runs
 
 EXIT_REGRESSION = 1
 
@@ -36,19 +37,6 @@ def register(subparsers) -> None:
     s.set_defaults(func=handle)
 
 
-def load(refs: list[str], baseline: str | None, db) -> tuple[list, int]:
-    """The runs and the baseline's index; the baseline is added first when not among them."""
-    from .cli import load_run_ref
-    runs = [load_run_ref(r, db) for r in refs]
-    if baseline is None:
-        return runs, 0
-    base = load_run_ref(baseline, db)
-    for i, r in enumerate(runs):
-        if r.id == base.id:
-            return runs, i
-    return [base] + runs, 0
-
-
 def check_options(args) -> str | None:
     if not 0 < args.alpha < 1:
         return "--alpha must be between 0 and 1"
@@ -62,11 +50,10 @@ def check_options(args) -> str | None:
 
 
 def handle(args) -> int:
-    from .cli import fail
     problem = check_options(args)
     if problem:
         return fail(problem)
-    runs, base = load(args.runs, args.baseline, args.db)
+    runs, base = load_runs(args.runs, args.baseline, args.db)
     if len(runs) < 2 and not args.references:
         return fail("compare needs two runs or more (or --references to set one run "
                     "against the published studies)")
@@ -77,7 +64,7 @@ def handle(args) -> int:
                              args.fail_on_slower)
     except cmpmod.CompareError as e:
         return fail(str(e))
-    from .report import tables
+    from ..report import tables
     if args.json:
         text = tables.json_text(cmp, args.references)
     elif args.csv:
