@@ -256,7 +256,8 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     out = tmp_path / "gate.xml"
     r = osmeter("compare", a, b, "--fail-on-slower", "10", "--junit", out, "--csv",
                 db=tmp_path / "db.sqlite")
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 1 and "osmeter: regression:" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
     cmp = compare.compare([exchange.read_run_file(a), exchange.read_run_file(b)],
                           fail_on_slower=10)
     judged = [row for row in cmp.rows

@@ -82,7 +82,7 @@ def handle(args) -> int:
     else:
         sys.stdout.write(text)
     if args.junit:
-        from .formats import junit
+        from ..formats import junit
         junit.write_gate(cmp, args.junit)
     if cmp.gate_pct is not None:
         undecided = cmpmod.undecided_rows(cmp)
