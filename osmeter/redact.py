@@ -99,6 +99,12 @@ def _network_sources(obj, path: str, removed: list[str]) -> None:
             _network_sources(v, "%s[%d]" % (path, i), removed)
 
 
+# What names a run and its results stays as it is: a user called "mem" must not turn
+# mem.read into <user>.read.
+RUN_IDENTITY = ("id", "started", "finished", "status", "suite", "osmeter_version")
+RESULT_IDENTITY = ("bench", "metric", "unit", "x_name", "better", "shape", "status")
+
+
 def redact(run: Run) -> Run:
     """A copy of the run fit to share, with sysinfo.redacted saying what was done."""
     doc = exchange.run_to_document(run)
@@ -121,9 +127,8 @@ def redact(run: Run) -> Run:
             env[key] = [{k: v for k, v in p.items() if k != "command"} for p in busy]
             removed.append("run.environment.%s[].command" % key)
     if processes and isinstance(env.get("warnings"), list):
-        names = re.compile("|".join(r"(?<![\w.-])%s(?![\w-])" % re.escape(p)
-                                    for p in sorted(processes, key=len, reverse=True)))
-        env["warnings"] = [names.sub("<process>", w) for w in env["warnings"]]
+        for name in sorted(processes, key=len, reverse=True):
+            env["warnings"] = [_word(name).sub("<process>", w) for w in env["warnings"]]
     si.pop("redacted", None)
     _network_sources(si, "run.sysinfo", removed)
     r["sysinfo"], r["environment"] = si, env
@@ -135,7 +140,9 @@ def redact(run: Run) -> Run:
     if me and me != "root":
         users.add(me)
     redactor = Redactor(host if isinstance(host, str) else None, users)
-    doc = redactor.walk(doc)
+    doc["run"] = {k: v if k in RUN_IDENTITY else redactor.walk(v) for k, v in r.items()}
+    doc["results"] = [{k: v if k in RESULT_IDENTITY else redactor.walk(v) for k, v in res.items()}
+                      for res in doc["results"]]
     doc["run"]["sysinfo"]["redacted"] = {"removed": removed, "replaced": redactor.counts}
     return exchange.document_to_run(doc)
 

@@ -10,6 +10,7 @@ rows, not from runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..model import Result, Run, _fmt_x
 
@@ -24,7 +25,7 @@ class Export:
 @dataclass
 class Format:
     name: str
-    render: object          # (runs: list[Run]) -> Export
+    render: Callable[[list[Run]], Export]
     what: str
     several_runs: bool = False
 
@@ -51,18 +52,19 @@ def measured(run: Run) -> list[Result]:
 
 
 def unique_names(results: list[Result]) -> dict[int, str]:
-    """id(result) -> its label, made unique where two labels coincide."""
+    """id(result) -> its label, spelled out (and numbered) where two labels coincide."""
     names: dict[int, str] = {}
-    taken: dict[str, int] = {}
+    taken: set[str] = set()
     for r in results:
         name = r.label
-        if name in taken:
-            name = "%s %s" % (point_name(r), r.metric)
-            if r.x is not None:
-                name = "%s %s [%s=%s]" % (r.bench, r.metric, r.x_name or "x", _fmt_x(r.x))
-        taken[name] = taken.get(name, 0) + 1
-        if taken[name] > 1:
-            name = "%s #%d" % (name, taken[name])
+        if name in taken:       # the short label leaves the metric out: put it in
+            name = "%s %s" % (r.bench, r.metric) + (
+                "" if r.x is None else " [%s=%s]" % (r.x_name or "x", _fmt_x(r.x)))
+        base, n = name, 1
+        while name in taken:
+            n += 1
+            name = "%s #%d" % (base, n)
+        taken.add(name)
         names[id(r)] = name
     return names
 

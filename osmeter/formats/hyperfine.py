@@ -29,7 +29,7 @@ TO_SECONDS = 1e-9          # the process metrics are in ns
 def command_text(bench: str, params: dict) -> str:
     try:
         words = json.loads(params.get("argv", ""))
-    except ValueError:
+    except (TypeError, ValueError):
         words = None
     if isinstance(words, list) and words and all(isinstance(w, str) for w in words):
         return words[0] if params.get("shell") == "yes" else shlex.join(words)
