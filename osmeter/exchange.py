@@ -24,7 +24,7 @@ from . import schema
 from .model import EXPORT_FORMAT, SCHEMA_VERSION, Result, Run
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "results.schema.json"
-MAX_DOCUMENT_BYTES = 128 << 20     # a full suite's run is a few MB; this bounds memory
+MAX_DOCUMENT_BYTES = 128 << 20     # bounds memory; a full suite (every curve point) is ~30 MB
 MAX_DEPTH = 32                     # a real document nests about 12 levels deep
 INT_RANGE = (-(1 << 63), (1 << 63) - 1)   # what SQLite stores as an integer
 
