@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+import proctree
 import sanitizer
 from osmeter import coreproc
 
@@ -315,6 +316,37 @@ def test_cmd_serve_runs_the_core_and_stops_on_a_signal(tmp_path, sig):
         still_serves(port)  # the secret from the file reached the core
         proc.send_signal(sig)  # to the front-end only; it must stop the core
         assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_cmd_serve_killed_takes_its_core_with_it(tmp_path):
+    """SIGKILL of `osmeter serve` leaves no core listening: the core watches the pipe the
+    front-end holds (not only Linux's parent-death signal), so this holds on the BSDs too."""
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(SECRET + "\n")
+    env = dict(os.environ)
+    env.pop("OSMETER_PEER_SECRET", None)
+    proc = _cmd_serve("serve", "--listen", "127.0.0.1:0", "--secret-file", str(secret_file),
+                      env=env)
+    try:
+        port = json.loads(proc.stdout.readline())["port"]
+        cores = proctree.descendants(proc.pid)
+        assert cores, "osmeter serve started no core"
+        core = min(cores)
+        if os.path.exists("/proc/%d/environ" % core):   # Linux: the watch is really set up
+            environ = open("/proc/%d/environ" % core, "rb").read().split(b"\0")
+            fd = next(e.split(b"=", 1)[1] for e in environ if e.startswith(b"OSMETER_PARENT_FD="))
+            assert os.readlink("/proc/%d/fd/%s" % (core, fd.decode())).startswith("pipe:")
+        proc.kill()
+        proc.wait(timeout=15)
+        assert not proctree.wait_gone(pids=cores, timeout=5.0), "the core outlived its front-end"
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
     finally:
         if proc.poll() is None:
             proc.kill()
