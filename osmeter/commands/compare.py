@@ -44,6 +44,8 @@ def register(subparsers) -> None:
                    "an undecided gate exits %d, like a failed one" % gatemod.EXIT_FAIL)
     s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
                    "(osmeter noise) to include in intervals, verdicts, indices and the gate")
+    s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
+                   "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
                    help="significance level: false-discovery rate of the verdicts, "
                    "family-wise error of the gate (default %(default)s)")
@@ -61,6 +63,8 @@ def check_options(args) -> str | None:
         return "--fail-on-slower must not be negative"
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
+    if args.junit and args.fail_on_slower is None:
+        return "--junit writes the regression gate's outcome: give --fail-on-slower PCT"
     return None
 
 
@@ -101,6 +105,9 @@ def handle(args) -> int:
         sys.stdout.write(text)
     if gate is None:
         return 0
+    if args.junit:
+        from ..formats import junit
+        junit.write_gate(gate, cmp, args.junit)
     # The outcome goes to stderr too, so a CI log shows it whatever the format.
     for r in gate.having(gatemod.FAIL):
         print("osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message),
