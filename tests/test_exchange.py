@@ -447,3 +447,22 @@ def test_exactly_one_of_two_simultaneous_imports_stores_a_run(tmp_path):
                       "already" if "already stored" in e else o + e for o, e in outs)
         assert said == ["already", "imported"] and codes == [0, 2], outs
         Store(tmp_path / "race.sqlite").delete_run("twice")
+
+
+def test_optional_run_fields_may_be_absent_and_one_repetition_has_no_interval():
+    """What the schema lets out (a label; the interval of a one-repetition result) is
+    read back, not a traceback."""
+    doc = base_doc()
+    del doc["run"]["label"]
+    for r in doc["results"]:
+        if r.get("summary"):
+            r["summary"].pop("ci_low", None)
+            r["summary"].pop("ci_high", None)
+            r["summary"].pop("ci_level", None)
+    run = exchange.document_to_run(json.loads(json.dumps(doc)))
+    assert run.label is None and run.name == run.id
+    display.results_table(run.results, condense_sweeps=True)
+    half = base_doc()
+    half["results"][0]["summary"].pop("ci_high")
+    with pytest.raises(exchange.ExchangeError, match=r"results\[0\]\.summary"):
+        exchange.document_to_run(half)
