@@ -196,6 +196,18 @@ def category_of(bench: str) -> str:
     return bench.split(".", 1)[0]
 
 
+# The order families are shown in everywhere (terminal, comparison, report): the raw CPU
+# speed first, then from the cheapest kernel entry up to whole applications; families
+# not named here (a user's commands, a new family) follow in alphabetical order.
+FAMILY_ORDER = ("cpu", "syscall", "lat", "ctx", "proc", "thread", "mem", "fs", "mab", "net",
+                "scale", "app", "ub")
+
+
+def family_sort_key(family: str) -> tuple:
+    known = family in FAMILY_ORDER
+    return (0 if known else 1, FAMILY_ORDER.index(family) if known else 0, family)
+
+
 def _cell(res: Result) -> Cell:
     s = res.summary or {}
     reps = sig.rep_values(res) if res.samples else []
@@ -254,10 +266,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                 who = "%s unreliable" % run.name if len(runs) > 1 else "unreliable"
                 row.notes.append("%s: %s" % (who, "; ".join(res.warnings)))
         rows.append(row)
-    cats = []
-    for r in rows:
-        if r.category not in cats:
-            cats.append(r.category)
+    cats = sorted({r.category for r in rows}, key=family_sort_key)
     diff, same = metadata_diff(runs)
     cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index={},
                      index_counts={}, overall=[], meta_diff=diff, meta_same=same,

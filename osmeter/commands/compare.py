@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--md", action="store_true", help="Markdown")
     fmt.add_argument("--csv", action="store_true", help="CSV, one line per result and run")
-    fmt.add_argument("--json", action="store_true", help="JSON")
+    fmt.add_argument("--json", action="store_true", help="JSON, every row and cell (the osmeter.comparison document)")
     s.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     s.add_argument("--references", action="store_true", help="put the runs next to the "
                    "seed studies' published numbers (DECstation 3100, Pentium 100, ...)")

@@ -111,9 +111,11 @@ def handle(args) -> int:
               "(osmeter runs)", file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = 0
+    width = display.terminal_width()
     for i, run in enumerate(done):
-        print(display.run_header(run))
-        print(display.results_table(run.results, condense_sweeps=True))
+        print(display.run_header(run, width))
+        print(display.results_table(run.results, condense_sweeps=True, width=width,
+                                    run_ref=run.label or run.id))
         for line in adaptive.summary_lines(run):
             print(line)
         print()
@@ -127,6 +129,11 @@ def handle(args) -> int:
             print("results file: %s" % path)
     names = ", ".join(r.id for r in done)
     print("stored as run %s in %s" % (names, store.path))
+    timing = done[0].environment.get("timing") or {} if done else {}
+    if timing.get("first_estimate_s") is not None:
+        print("osmeter: measured for %s (estimated %s at the start)" % (
+            display.fmt_duration(timing["measuring_s"]),
+            display.fmt_duration(timing["first_estimate_s"])), file=sys.stderr)
     if args.report:
         write_report(done, args.report)
     if failed:
