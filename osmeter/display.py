@@ -111,28 +111,22 @@ def interval_text(summary: dict, div: float = 1.0, common=None) -> str:
         return "none (%d repetition)" % reps if reps == 1 else "none"
     lo, hi, level, method = iv
     text = numbers.interval(lo, hi, div)
-    key = level_class(level, method)
+    key = stats.level_class(level, method)
     if key == common:
         return text
-    return "%s %s" % (text, "bootstrap" if method == stats.BOOTSTRAP else
-                      "≥95%" if key == AT_LEAST_95 else "%s%%" % stats.fmt_percent(level))
+    return "%s %s" % (text, level_mark(key))
 
 
-AT_LEAST_95 = "≥95%"
-
-
-def level_class(level, method):
-    """What an interval's level reads as: its own level below 95%, '≥95%' above."""
-    if method == stats.BOOTSTRAP:
-        return stats.BOOTSTRAP
-    if level is None or level >= stats.LEVEL - 1e-12:
-        return AT_LEAST_95
-    return level
+def level_mark(key) -> str:
+    """The level beside an interval that differs from the table's shared one."""
+    if key == stats.BOOTSTRAP:
+        return "bootstrap"
+    return "≥95%" if key == stats.AT_LEAST else "%s%%" % stats.fmt_percent(key)
 
 
 def _level_key(r: Result):
     iv = stats.interval_of(r.summary) if r.status == "ok" else None
-    return None if iv is None else level_class(iv[2], iv[3])
+    return None if iv is None else stats.level_class(iv[2], iv[3])
 
 
 def _point_row(r: Result, common, label: str | None = None) -> SummaryRow:
@@ -254,7 +248,7 @@ def summary_rows(results: list[Result], condense_sweeps: bool = True,
 
 
 def common_level(results: list[Result]):
-    """The level class most intervals share (level_class), or None."""
+    """The level class most intervals share (stats.level_class), or None."""
     keys = Counter(k for k in (_level_key(r) for r in results if r.shape != "scatter") if k)
     return keys.most_common(1)[0][0] if keys else None
 
@@ -405,7 +399,7 @@ def interval_advice(results: list[Result], common=None) -> str:
                   or r.summary["ci_level"] < stats.LEVEL)
              and r.summary.get("ci_method") != stats.BOOTSTRAP}
     parts = []
-    if common == AT_LEAST_95:
+    if common == stats.AT_LEAST:
         parts.append("Intervals of the median: at least 95% unless marked")
     elif common == stats.BOOTSTRAP:
         parts.append("Intervals of the median: bootstrap (stored by an older osmeter, "

@@ -33,6 +33,9 @@ def register(subparsers) -> None:
     fmt.add_argument("--csv", action="store_true", help="CSV, one line per result and run")
     fmt.add_argument("--json", action="store_true", help="JSON, every row and cell (the osmeter.comparison document)")
     s.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    s.add_argument("--all", action="store_true", dest="show_all", help="every row, also "
+                   "those without a verdict or a difference of 20%% or more, and the "
+                   "MIPS-relative table (--md, --csv and --json always have every row)")
     s.add_argument("--references", action="store_true", help="put the runs next to the "
                    "seed studies' published numbers (DECstation 3100, Pentium 100, ...)")
     s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="regression gate: "
@@ -94,7 +97,8 @@ def handle(args) -> int:
     elif args.md:
         text = tables.markdown(cmp, args.references)
     else:
-        text = tables.terminal(cmp, args.references)
+        from ..display import terminal_width
+        text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
     if args.output and args.output != "-":
         try:
             with open(args.output, "w", encoding="utf-8") as f:
