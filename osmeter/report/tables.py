@@ -136,7 +136,7 @@ def _align(table: list[list[str]]) -> list[str]:
     return out
 
 
-def _with_winners(cmp) -> bool:
+def with_winners(cmp) -> bool:
     return len(cmp.runs) > 2 or any(r.winner is not None or r.loser is not None
                                     for r in cmp.rows)
 
@@ -148,7 +148,7 @@ def _headers(cmp, tags: bool = False) -> list[str]:
             h.append(name + " (baseline)")
         else:
             h += [name, "ratio", "verdict"]
-    if len(cmp.runs) > 1 and _with_winners(cmp):
+    if len(cmp.runs) > 1 and with_winners(cmp):
         h.append("winner / loser")
     return h + (["notes"] if tags else [])
 
@@ -164,7 +164,7 @@ def _cells(cmp, row, common=None, tags: bool = False) -> list[str]:
             r.append(val)
         else:
             r += [val, fmt_cell_ratio(c), verdict_text(c)]
-    if len(cmp.runs) > 1 and _with_winners(cmp):
+    if len(cmp.runs) > 1 and with_winners(cmp):
         r.append(" / ".join([cmp.names[row.winner] if row.winner is not None else "—",
                              cmp.names[row.loser] if row.loser is not None else "—"]))
     return r + ([row_tags(cmp, row)] if tags else [])
