@@ -306,7 +306,7 @@ def render_rows(groups, width: int) -> list[str]:
                                       c[2].rjust(wc))
         if not tail:
             return [head.rstrip()]
-        if tail_col + 8 > width:                    # no room beside: the next line
+        if tail_col + 12 > width:                   # no room beside: the next line
             return [head.rstrip()] + [" " * span_col + l.strip()
                                       for l in _wrap(tail, span_col, width, span_col)]
         wrapped = _wrap(tail, tail_col, width, tail_col)
@@ -314,16 +314,16 @@ def render_rows(groups, width: int) -> list[str]:
 
     head = "  " + "%s  %s  %s  %s" % (HEADER[0].ljust(wl), HEADER[1].rjust(wm),
                                       HEADER[2].ljust(wi), HEADER[3].rjust(wc))
-    out = [head + "  " + HEADER[4] if tail_col + 8 <= width else head]
+    out = [head + "  " + HEADER[4] if tail_col + 12 <= width else head]
     for family, rs in groups:
         out.append("== %s ==" % family)
         for r in rs:
             label = _fit(r.label, r.bench, wl)
-            tail = ",".join(r.tags)
+            tail = ", ".join(r.tags)
             if r.cells:
                 out += point_line(r.mark, label, r.cells, tail)
             else:
-                text = r.text + ("  [%s]" % tail if tail else "")
+                text = r.text + ("  (%s)" % tail if tail else "")
                 wrapped = _wrap(text, span_col, width, span_col)
                 out.append("%s %s  %s" % (r.mark, label.ljust(wl), wrapped[0]))
                 out += wrapped[1:]
