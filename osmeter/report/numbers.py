@@ -53,6 +53,12 @@ def number(v, digits: int = SIGNIFICANT) -> str:
     return "{:,.{}f}".format(rounded, max(0, digits - 1 - mag))
 
 
+def tick(v) -> str:
+    """An axis label: as `number`, without trailing zeros (0.05, not 0.0500)."""
+    text = number(v)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def scale(value: float, unit: str) -> tuple[float, str]:
     """(divisor, unit) that writes `value` naturally: (1e6, 'ms') for 1,234,567 ns."""
     steps, per_unit = _SCALES.get(unit, ((), 1.0))

@@ -283,7 +283,7 @@ def bar_chart(title: str, unit: str, groups: list[tuple[str, list[tuple]]],
         y += group_h
     if reference is not None:
         svg.line(sx(reference), top - 4, sx(reference), bottom, "#000", 1.2, "4 3")
-    _x_axis(svg, sx, bottom, numbers.number, shown_unit + (" (log scale)" if log else ""))
+    _x_axis(svg, sx, bottom, numbers.tick, shown_unit + (" (log scale)" if log else ""))
     if len(names) > 1:
         _legend(svg, list(enumerate(names)), label_w, bottom + 52)
     return svg.render()
@@ -308,9 +308,9 @@ def _plot_frame(title, x_label, y_label, xs, ys, logx, logy, height=380, note=""
     sx = Scale(xlo, xhi, left, right, logx, zero_gap)
     sx.base2 = logx and x_is_size
     sy = Scale(ylo, yhi, bottom, top, logy, 24.0 if logy and any(y <= 0 for y in ys) else 0.0)
-    _y_axis(svg, sy, left, right, lambda v: "0" if v == 0 else numbers.number(v),
+    _y_axis(svg, sy, left, right, lambda v: "0" if v == 0 else numbers.tick(v),
             y_label + (" (log)" if logy else ""))
-    xfmt = numbers.size if x_is_size else numbers.number
+    xfmt = numbers.size if x_is_size else numbers.tick
     _x_axis(svg, sx, bottom, lambda v: "0" if v == 0 else xfmt(v),
             x_label + (" (log scale)" if logx else ""))
     return svg, sx, sy
@@ -367,7 +367,9 @@ def scatter_chart(title: str, x_label: str, y_label: str,
     and 1.15 times it): a few far outliers (a 9 ms operation among 30 µs ones) would
     flatten everything else; they are drawn as triangles on the top edge instead."""
     ally = sorted(y for _, _, pts, _, _ in series for _, y in pts)
-    div, shown_unit = numbers.axis_unit(ally[-1:] if ally else [], unit)
+    cut = quantile(ally, 0.995) * 1.15 if len(ally) >= 20 else None
+    div, shown_unit = numbers.axis_unit([y for y in ally if cut is None or y <= cut] or ally,
+                                        unit)
     series = [(ci, name, [(x, y / div) for x, y in pts],
                [(x, y / div) for x, y in fit] if fit else None, cls)
               for ci, name, pts, fit, cls in series]
