@@ -870,7 +870,7 @@ const struct om_bench om_family_fs[] = {
     {"fs.crtdel", "create, write N bytes, close, reopen, read, close, delete a file",
      "O90 T10; LB96 §7.2 Fig 12", "quick,full,o90,lb96", 10.0, run_crtdel,
      {FS_DIR_PARAM,
-      {"sizes", OM_LIST, "0,1k,10k,100k,1m", NULL, "0,1k,100k", 0, 64 << 20, NULL,
+      {"sizes", OM_LIST, "0,1k,10k,100k,1m", NULL, "0,10k,100k", 0, 64 << 20, NULL,
        "bytes written and read back"},
       {"fsync", OM_CHOICE, "both", NULL, NULL, 0, 0, "both|without|with",
        "time the sequence without fsync, with fsync before close, or both"},
