@@ -616,6 +616,281 @@ static int run_bonnie_rewrite(struct om_ctx *ctx) { return run_bonnie(ctx, B_REW
 static int run_bonnie_read(struct om_ctx *ctx) { return run_bonnie(ctx, B_READ); }
 static int run_bonnie_seek(struct om_ctx *ctx) { return run_bonnie(ctx, B_SEEK); }
 
+/* ---- a memory-limited cgroup: the page cache of a small machine (Linux) -------------- */
+
+/*
+ * Lai & Baker's machine had 32 MB and cached bonnie's file "for sizes up to 20 megabytes";
+ * today's page cache is gigabytes.  A child process in a cgroup whose memory is limited
+ * sees a page cache of that size: its file pages are charged to the cgroup and reclaimed
+ * at the limit.  Cgroup v1's memory controller where it is mounted (a child of our own
+ * cgroup there), else cgroup v2 (a sibling of our cgroup: v2 allows no processes in a
+ * cgroup that has children).  Needs root or a delegated cgroup; the directory is removed
+ * at the end and, when the core is killed, by the harness's exit clean-up.
+ */
+struct memcg {
+    char dir[PATH_MAX];
+    char procs[PATH_MAX + 16];
+};
+
+#ifdef __linux__
+/* The mount point of the cgroup v1 hierarchy with the memory controller (v2 = 0), or of
+ * the cgroup v2 hierarchy (v2 = 1); 0 or -1. */
+static int cgroup_mount(int v2, char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = -1;
+    while (found && fgets(line, sizeof line, f)) {
+        char mnt[PATH_MAX], type[64], opts[1024] = "";
+        char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+            sscanf(dash + 3, "%63s %*s %1023s", type, opts) < 1)
+            continue;
+        int memory = strcmp(opts, "memory") == 0 || strstr(opts, ",memory") ||
+                     strncmp(opts, "memory,", 7) == 0;
+        if ((v2 && strcmp(type, "cgroup2") == 0) || (!v2 && strcmp(type, "cgroup") == 0 && memory)) {
+            snprintf(out, len, "%s", mnt);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Our cgroup's path in that hierarchy (/proc/self/cgroup); 0 or -1. */
+static int own_cgroup(int v2, char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = -1;
+    while (found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = 0;
+        const char *ctrls = c1 + 1;
+        int memory = strcmp(ctrls, "memory") == 0 || strstr(ctrls, ",memory") ||
+                     strncmp(ctrls, "memory,", 7) == 0;
+        if ((v2 && strncmp(line, "0:", 2) == 0 && !*ctrls) || (!v2 && memory)) {
+            snprintf(out, len, "%s", c2 + 1);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    int bad = om_write_full(fd, text, strlen(text));
+    return close(fd) != 0 || bad ? -1 : 0;
+}
+#endif
+
+/* Make the cgroup and limit its memory to `limit` bytes; OM_OK or om_skip/om_fail. */
+static int memcg_make(struct om_ctx *ctx, long long limit, struct memcg *cg)
+{
+#ifdef __linux__
+    char mnt[PATH_MAX], own[PATH_MAX], parent[PATH_MAX], check[2 * PATH_MAX + 64], text[64];
+    int v2 = cgroup_mount(0, mnt, sizeof mnt) != 0;
+    if (v2 && cgroup_mount(1, mnt, sizeof mnt) != 0)
+        return om_skip(ctx, "no cgroup hierarchy with the memory controller is mounted "
+                            "(mem_limit=0 runs without a limit)");
+    if (own_cgroup(v2, own, sizeof own) != 0)
+        return om_skip(ctx, "cannot tell this process's cgroup from /proc/self/cgroup");
+    snprintf(parent, sizeof parent, "%s", own);
+    if (v2) {
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+            *slash = 0;
+        else
+            snprintf(parent, sizeof parent, "/");
+        snprintf(check, sizeof check, "%s%s/cgroup.subtree_control", mnt, parent);
+        FILE *f = fopen(check, "r");
+        char ctrl[512] = "";
+        if (f) {
+            if (!fgets(ctrl, sizeof ctrl, f))
+                ctrl[0] = 0;
+            fclose(f);
+        }
+        if (!strstr(ctrl, "memory"))
+            return om_skip(ctx, "the memory controller is not enabled for child cgroups in "
+                                "%s%s (cgroup.subtree_control)", mnt, parent);
+    }
+    if (snprintf(cg->dir, sizeof cg->dir, "%s%s%sosmeter-bonnie.%d", mnt, parent,
+                 strcmp(parent, "/") == 0 ? "" : "/", (int)getpid()) >= (int)sizeof cg->dir)
+        return om_skip(ctx, "the cgroup path %s%s is too long", mnt, parent);
+    if (mkdir(cg->dir, 0755) != 0)
+        return om_skip(ctx, "cannot create the cgroup %s: %s (needs root or a delegated "
+                            "cgroup; mem_limit=0 runs without a limit)", cg->dir, strerror(errno));
+    om_remove_at_exit(cg->dir);
+    snprintf(check, sizeof check, "%s/%s", cg->dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+    snprintf(text, sizeof text, "%lld", limit);
+    if (write_text(check, text) != 0) {
+        int e = errno;
+        rmdir(cg->dir);
+        return om_fail(ctx, "setting %s to %s: %s", check, text, strerror(e));
+    }
+    if (v2) { /* no swapping out of the limit either (where swap is accounted) */
+        snprintf(check, sizeof check, "%s/memory.swap.max", cg->dir);
+        if (access(check, W_OK) == 0)
+            write_text(check, "0");
+    }
+    snprintf(cg->procs, sizeof cg->procs, "%s/cgroup.procs", cg->dir);
+    om_note(ctx, "memory_limit", "%lld bytes: cgroup %s %s (file pages are charged to it "
+            "and reclaimed at the limit)", limit, v2 ? "v2" : "v1", cg->dir);
+    return OM_OK;
+#else
+    (void)limit, (void)cg;
+    return om_skip(ctx, "memory-limited cgroups are Linux-only (mem_limit=0 runs without a "
+                        "limit: the whole page cache)");
+#endif
+}
+
+/* Move the calling process into the cgroup; 0 or -1. */
+static int memcg_join(const struct memcg *cg)
+{
+#ifdef __linux__
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    return write_text(cg->procs, pid);
+#else
+    (void)cg;
+    return -1;
+#endif
+}
+
+/* ---- fs.bonnie.warm: bonnie with the page cache left warm -------------------------- */
+
+/* What the measuring child reports for one file size. */
+struct warm_record {
+    long long size;
+    uint64_t write_ns, read_ns;
+    double resident_pct;
+    char error[400]; /* "" when it worked */
+};
+
+/* The child: in the cgroup, for each pass and size write the file (timed, no fsync, as
+ * the original bonnie), flush it (untimed), read it back (timed: whatever the page cache
+ * kept is read from memory), note how much of it stayed resident. */
+static void warm_child(struct bonnie *b, const struct memcg *cg, const long long *sizes, int n,
+                       long long passes, int out)
+{
+    struct warm_record r;
+    memset(&r, 0, sizeof r);
+    if (cg && memcg_join(cg) != 0) {
+        snprintf(r.error, sizeof r.error, "joining the cgroup %.300s: %s", cg->dir,
+                 strerror(errno));
+        om_write_full(out, &r, sizeof r);
+        _exit(1);
+    }
+    for (long long pass = 0; pass < passes; pass++)
+        for (int i = 0; i < n; i++) {
+            memset(&r, 0, sizeof r);
+            b->size = r.size = sizes[i] / (long long)b->block * (long long)b->block;
+            int fd = -1;
+            const char *what = !(r.write_ns = write_block(b)) ? "block write"
+                               : (fd = open(b->path, O_RDONLY)) < 0 || fsync(fd) != 0 ? "fsync"
+                               : !(r.read_ns = read_block(b)) ? "block read" : NULL;
+            if (fd >= 0)
+                close(fd);
+            if (what)
+                snprintf(r.error, sizeof r.error, "%s of %.300s (%lld bytes): %s", what,
+                         b->path, r.size, strerror(errno));
+            r.resident_pct = what ? -1 : resident_pct(b->path);
+            unlink(b->path);
+            if (om_write_full(out, &r, sizeof r) != 0 || what)
+                _exit(1);
+        }
+    _exit(0);
+}
+
+static int run_bonnie_warm(struct om_ctx *ctx)
+{
+    struct bonnie b = {.ctx = ctx, .cache = CACHE_WARM, .block = (size_t)om_int(ctx, "block")};
+    long long limit = om_int(ctx, "mem_limit"), sizes[OM_MAX_LIST], biggest = 0;
+    int n = om_list(ctx, "sizes", sizes);
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < (long long)b.block)
+            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
+                                b.block);
+        else if (sizes[i] > biggest)
+            biggest = sizes[i];
+    char dir[PATH_MAX];
+    int rc = fs_workdir(ctx, biggest, dir, sizeof dir);
+    if (rc)
+        return rc;
+    const char *type = fs_type_name(dir);
+    if (limit > 0 && (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0))
+        return om_skip(ctx, "%s keeps files in memory: a memory limit below the file size would "
+                            "kill the writer (give dir= on a disk, or mem_limit=0)", type);
+    struct memcg cg;
+    if (limit > 0 && (rc = memcg_make(ctx, limit, &cg)))
+        return rc;
+    if (limit == 0)
+        om_note(ctx, "memory_limit", "none: the whole page cache of the machine");
+    om_note(ctx, "cache", "%s", cache_how(CACHE_WARM));
+    om_note(ctx, "timing", "write: open to close, no fsync (as the original bonnie), then an "
+            "untimed fsync; read: open to close, right after");
+    snprintf(b.path, sizeof b.path, "%s/bonnie.dat", dir);
+    if (posix_memalign((void **)&b.buf, 4096, b.block))
+        return om_fail(ctx, "out of memory for a %zu-byte block", b.block);
+    memset(b.buf, 'b', b.block);
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        free(b.buf);
+        return om_fail(ctx, "pipe: %s", strerror(errno));
+    }
+    fflush(stdout); /* the child must not repeat what is buffered */
+    pid_t pid = om_fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        warm_child(&b, limit > 0 ? &cg : NULL, sizes, n, om_int(ctx, "samples"), pipefd[1]);
+    }
+    close(pipefd[1]);
+    free(b.buf);
+    if (pid < 0) {
+        close(pipefd[0]);
+        return om_fail(ctx, "fork: %s", strerror(errno));
+    }
+    struct warm_record r;
+    const char *error = NULL;
+    static char child_error[sizeof r.error];
+    while (!error && om_read_full(pipefd[0], &r, sizeof r) == 0) {
+        if (r.error[0]) {
+            snprintf(child_error, sizeof child_error, "%s", r.error);
+            error = child_error;
+            break;
+        }
+        om_sample(ctx, "write", r.size, mbps(r.size, r.write_ns));
+        om_sample(ctx, "read", r.size, mbps(r.size, r.read_ns));
+        if (r.resident_pct >= 0)
+            om_sample(ctx, "resident", r.size, r.resident_pct);
+    }
+    close(pipefd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    om_child_untrack(pid);
+    if (limit > 0 && rmdir(cg.dir) != 0 && errno != ENOENT)
+        om_note(ctx, "warning", "could not remove the cgroup %s: %s", cg.dir, strerror(errno));
+    if (error)
+        return om_fail(ctx, "%s", error);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return om_fail(ctx, "the measuring process %s%s",
+                       WIFSIGNALED(status) ? "was killed by signal " : "exited with status ",
+                       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "1");
+    return OM_OK;
+}
+
 /* ---- fs.frag.*: fragmentation and contention (von Leitner) ---------------------------- */
 
 /* Number of extents of a file (FIEMAP), or -1 where unknown. */
@@ -894,6 +1169,22 @@ const struct om_bench om_family_fs[] = {
      {BONNIE_PARAMS, {"seeks", OM_INT, "4000", "500", "100", 1, 100000000, NULL,
                       "seeks per pass (bonnie: 4000)"}},
      {{"seeks", "seeks/s", "higher", OM_SWEEP, "file_bytes", "random block read+write-backs per second"}}},
+    {"fs.bonnie.warm", "bonnie write and read with the page cache left warm, in a cgroup whose "
+     "memory limit plays the machine's RAM (LB96's 'cached up to 20 MB of 32 MB')",
+     "LB96 §7.1 Figs 9-10", "full,lb96", 15.0, run_bonnie_warm,
+     {FS_DIR_PARAM,
+      {"sizes", OM_LIST, "2m,4m,8m,12m,16m,20m,24m,28m,32m,40m,50m,64m,100m", "4m,16m,32m,64m",
+       "2m,16m", 8192, 64LL << 30, NULL, "file sizes, bytes: below and beyond mem_limit"},
+      {"mem_limit", OM_INT, "32m", NULL, "8m", 0, 1LL << 40, NULL,
+       "memory of the cgroup the measurement runs in (LB96: a 32 MB machine); 0 = no "
+       "cgroup, the machine's whole page cache"},
+      {"block", OM_INT, "8k", NULL, NULL, 512, 16 << 20, NULL, "block size of block I/O"},
+      {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,
+       "passes over all sizes in one process (bonnie: one per invocation)"}},
+     {BONNIE_BW("write", "write() of blocks, no fsync"),
+      BONNIE_BW("read", "read() of blocks right after the write"),
+      {"resident", "%", "higher", OM_SWEEP, "file_bytes",
+       "share of the file in the page cache after the read (mincore)"}}},
     {"fs.frag.layout", "cold sequential read of a file written alone vs one written as BitTorrent does",
      "VL03 (net.download_frag, local disk)", "quick,full,vl03", 40.0, run_frag_layout,
      {FRAG_PARAMS},
