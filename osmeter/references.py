@@ -38,7 +38,14 @@ UNITS = {"ns": ("time", 1.0), "us": ("time", 1e3), "µs": ("time", 1e3),
          "Mops/s": ("integer rate", 1.0), "MIPS": ("integer rate", 1.0)}
 
 
+# Operations per second: the time per operation is their inverse (bonnie's seeks/s is set
+# against Lai & Baker's "14 ms per seek").
+RATES = {"seeks/s", "ops/s"}
+
+
 def convert(value: float, from_unit: str, to_unit: str) -> float | None:
+    if from_unit in RATES and UNITS.get(to_unit, ("",))[0] == "time":
+        return convert(1e9 / value, "ns", to_unit) if value > 0 else None
     a, b = UNITS.get(from_unit), UNITS.get(to_unit)
     if a is None or b is None or a[0] != b[0]:
         return None
@@ -260,7 +267,10 @@ def _sizes(results) -> str:
 
 
 def measured(run, ref: RefValue) -> Match:
-    mine = [r for r in run.results if r.bench == ref.bench]
+    # A remote or local configuration: the same experiment under either of its ids.
+    same = {ref.bench} | ({b for b, local in remote.SAME_EXPERIMENT.items() if local == ref.bench}
+                          if ref.remote is not None else set())
+    mine = [r for r in run.results if r.bench in same]
     if not mine:
         return Match(why="not measured", detail="%s did not run (osmeter run %s)"
                      % (ref.bench, ref.bench))
@@ -275,7 +285,7 @@ def measured(run, ref: RefValue) -> Match:
             return Match(why="not here", detail="%s ran only on a %s file system" % (
                 ref.bench, "local" if ref.remote else "remote"))
         ok = placed
-    cands = [r for r in ok if r.metric == ref.metric and r.unit in UNITS]
+    cands = [r for r in ok if r.metric == ref.metric and (r.unit in UNITS or r.unit in RATES)]
     if not cands:
         if ".plateau." in ref.metric:
             label = ref.metric.rsplit(".", 1)[-1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import references as refs
 from . import common
-from .view import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Conclusion, StudyView
+from .view import NOT_JUDGED, Conclusion, StudyView, judge
 
 ID, REPORT, STUDY = "cc06", "camacho2006", "CC06"
 TITLE = "Camacho 2006: Benchmarking Unix Operating Systems"
@@ -150,7 +150,7 @@ def _syscall(ctx) -> Conclusion:
         if v is not None:
             ev.append("%s: %.3g ns per getpid" % (ctx.names[i], v))
             near_linux.append(v < (21 * 184) ** 0.5)
-    verdict = NOT_MEASURED if not ev else REPRODUCED if all(near_linux) else NOT_REPRODUCED
+    verdict = judge(near_linux)
     why = "" if not ev else (" — nearer Linux's 21 ns with sysenter than the BSDs' 184-234 ns"
                              if all(near_linux) else
                              " — nearer the BSDs' 184-234 ns without fast system calls: "
@@ -167,7 +167,7 @@ def _ranking(ctx) -> Conclusion:
     return Conclusion(
         "Overall: Linux 2.6, NetBSD 3.0, OpenBSD 3.9, then FreeBSD 6.1 (three years earlier, "
         "by von Leitner: Linux 2.6, Linux 2.4, FreeBSD 5.1, NetBSD 1.6.1, OpenBSD 3.4)",
-        "Conclusions", NOT_MEASURED,
+        "Conclusions", NOT_JUDGED,
         "a ranking of systems: these runs are of %s (run the cc06 suite on each system, on "
         "the same machine, and compare the runs)" % (", ".join(sorted(systems)) or "one system"))
 

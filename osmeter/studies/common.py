@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import curves
 from .. import references as refs
-from .view import Figure, Row, Series, Table
+from .view import Conclusion, Figure, Row, Series, Table, judge
 
 GROWING = (curves.LOG, curves.LINEAR, curves.WORSE)
 NOT_CONSTANT = "not O(1)"
@@ -186,3 +186,23 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
 
 def graph(report: str, figure_name: str) -> dict:
     return next(g for g in refs.graphs(report) if g["figure"] == figure_name)
+
+
+def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Conclusion:
+    """A conclusion about growth classes: checks = [(bench, metric, the classes that
+    reproduce it)], judged on every run's curve of each."""
+    ev, outcomes = [], []
+    for bench, metric, expect in checks:
+        for i in range(len(ctx.runs)):
+            if not ctx.results(i, bench, metric):
+                continue
+            c = ctx.curve(i, bench, metric) or {}
+            if c.get("class") in (None, curves.INSUFFICIENT):
+                ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
+                outcomes.append(None)
+            else:
+                ev.append("%s %s: %s" % (ctx.names[i], bench, curves.describe(c)))
+                outcomes.append(c["class"] in expect)
+    benches = ", ".join(sorted({b for b, _, _ in checks}))
+    return Conclusion(claim, source, judge(outcomes), "; ".join(ev) if ev else
+                      "needs %s (osmeter run --suite %s)" % (benches, suite))

@@ -11,8 +11,7 @@ from __future__ import annotations
 from .. import curves
 from .. import references as refs
 from . import common
-from .view import (NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Conclusion, Row, StudyView,
-                   Table, verdict_words)
+from .view import Conclusion, Row, StudyView, Table, judge, significant, verdict_words
 
 ID, REPORT, STUDY = "lb96", "laibaker1996", "LB96"
 TITLE = "Lai & Baker 1996: A Performance Comparison of UNIX Operating Systems on the Pentium"
@@ -190,6 +189,9 @@ def _prose_table(ctx, tid: str, title: str, quantities: list[tuple[str, str]],
                        (r.system == s or r.system.startswith(s))), None) for s in systems]
         unit = next((r.unit for r in cells if r is not None), "")
         rows.append(("%s (%s)" % (label, unit), cells))
+    used = [k for k, s in enumerate(systems) if any(c[k] is not None for _, c in rows)]
+    systems = [systems[k] for k in used]
+    rows = [(label, [cells[k] for k in used]) for label, cells in rows]
     t = common.columns_table(ctx, tid, title, MACHINE + "; the paper's numbers as its prose "
                              "states them", systems, rows, list(notes))
     for (label, cells), row in zip(rows, t.rows):
@@ -199,19 +201,19 @@ def _prose_table(ctx, tid: str, title: str, quantities: list[tuple[str, str]],
     return t
 
 
-def _winners(t: Table, better: str) -> None:
-    """A row naming the best of the paper's systems and the best of our runs."""
+def _winners(t: Table, runs: int, better: str) -> None:
+    """A row naming the best of the paper's systems and the best of our runs (the first
+    row's), where there are two to choose from."""
     cells = [None] * (len(t.head) - 1)
-    for row in t.rows[:1]:
-        paper = row.cells[:len(SYSTEMS)]
-        ours = row.cells[len(SYSTEMS) + 1:]
-        w = common.winner(paper, better)
-        if w is not None:
-            cells[w] = "winner"
-        o = common.winner(ours, better)
-        if o is not None:
-            cells[len(SYSTEMS) + 1 + o] = "winner"
-    t.rows.append(Row("winner (%s)" % t.rows[0].label, cells, "derived"))
+    paper = len(cells) - runs
+    row = t.rows[0]
+    w = common.winner(row.cells[:paper], better)
+    if w is not None:
+        cells[w] = "winner"
+    o = common.winner(row.cells[paper:], better)
+    if o is not None:
+        cells[paper + o] = "winner"
+    t.rows.append(Row("winner (%s)" % row.label, cells, "derived"))
 
 
 def _mem_plateaus(ctx) -> Table:
@@ -241,7 +243,7 @@ def _knee(ctx, i) -> tuple | None:
     res = ctx.results(i, "fs.bonnie.warm", "resident")
     if not res:
         return None
-    limit = res[0].params.get("mem_limit")
+    limit = _size(res[0].params.get("mem_limit"))
     cached = [r.x for r in res if (refs.result_median(r) or 0) >= 90]
     reads = {r.x: refs.result_median(r) for r in ctx.results(i, "fs.bonnie.warm", "read")}
     inside = [reads[x] for x in cached if x in reads]
@@ -256,8 +258,9 @@ def _bonnie_table(ctx) -> Table:
               ["", ALL_THREE, *ctx.names], [], [])
     knee = [_knee(ctx, i) for i in range(len(ctx.runs))]
     t.rows.append(Row("cached up to (MB) of the memory (MB)", ["20 of 32"] + [
-        "%.3g of %s" % (k[0] / 2 ** 20, k[1]) if k and k[0] else
-        ("none of %s" % k[1] if k else None) for k in knee]))
+        "%s of %s" % ("%.3g" % (k[0] / 2 ** 20) if k[0] else "none",
+                      "%.3g" % (k[1] / 2 ** 20) if k[1] else "all") if k else None
+        for k in knee]))
     t.rows.append(Row("read in the cache / beyond it (MB/s)", [None] + [
         "%.4g / %s" % (k[2], "%.4g" % k[3] if k[3] else "—") if k and k[2] else None
         for k in knee]))
@@ -284,80 +287,101 @@ def _udp_table(ctx) -> Table:
     t.rows = [Row(t.rows[0].label, merged)]
     fractions = {s.get("system"): s["value"] for s in refs.stated(REPORT)
                  if s["quantity"] == "UDP bandwidth as a fraction of pipe bandwidth"}
-    cells = [fractions.get(s) for s in SYSTEMS] + [None]
+    paper = t.head[1:len(t.head) - len(ctx.runs)]
+    cells = [fractions.get(s) for s in paper]
     for i in range(len(ctx.runs)):
-        udp = merged[len(SYSTEMS) + 1 + i]
+        udp = merged[len(paper) + i]
         pipe = ctx.value(i, "net.pipe_bw", "bandwidth", unit="Mbit/s")
         cells.append(100 * udp / pipe if udp and pipe else None)
     t.rows.append(Row("UDP as % of pipe bandwidth", cells, "derived"))
-    _winners(t, "higher")
+    _winners(t, len(ctx.runs), "higher")
     return t
 
 
-def _figures(ctx) -> list:
+# Figures 2-8 share one description in the text; each figure's part of it.
+MEM_FIGURES = [
+    (2, "mem.read", "> 300 MB/s up to 8 KB (L1), ~110 MB/s from ~10 KB to 256 KB (L2), "
+                    "~75 MB/s beyond"),
+    (2, "mem.read.lb96", "the paper's own loop: > 300 MB/s up to 8 KB (L1), ~110 MB/s to "
+                         "256 KB (L2), ~75 MB/s beyond; spikes when 15 bytes are left for "
+                         "the byte-wise tail loop"),
+    (3, "mem.memset", "memset < 50 MB/s"),
+    (4, "mem.write", "the non-prefetching custom write < 50 MB/s"),
+    (5, "mem.write_prefetch", "the prefetching write: peak 310 MB/s"),
+    (6, "mem.memcpy", "memcpy resembles the non-prefetching custom copy (~40 MB/s)"),
+    (7, "mem.copy", "the non-prefetching custom copy: ~40 MB/s"),
+    (8, "mem.copy_prefetch", "the prefetching copy: > 160 MB/s"),
+]
+
+
+def _figures(ctx) -> dict:
+    """Our figures by section: ctx, mem, bonnie, crtdel, udp."""
     g = {name: common.graph(REPORT, name) for name in FIGURES}
     mem = g["Figures 2-8"]
-    desc = [(os_, shape) for os_, shape in ((r["os"], r["shape"]) for r in mem["result"])]
-    out = [common.figure(ctx, "Figure 1", "Figure 1: context switch vs active processes "
-                         "(ring)", g["Figure 1"], "ctx.pipe_ring", "per_switch"),
-           common.figure(ctx, "Figure 1 (chain)", "Figure 1: the LIFO chain variant",
-                         g["Figure 1"], "ctx.pipe_chain_lifo", "per_switch")]
-    for n, bench in ((2, "mem.read"), (2, "mem.read.lb96"), (3, "mem.memset"),
-                     (4, "mem.write"), (5, "mem.write_prefetch"), (6, "mem.memcpy"),
-                     (7, "mem.copy"), (8, "mem.copy_prefetch")):
-        title = "Figure %d: %s" % (n, bench) + (" (Lai & Baker's own loop)"
-                                                 if bench.endswith("lb96") else "")
-        out.append(common.figure(ctx, "Figure %d %s" % (n, bench), title, mem, bench,
-                                 "bandwidth", desc))
-    for name, title in (("Figure 9", "Figure 9: bonnie read, warm cache"),
-                        ("Figure 10", "Figure 10: bonnie write, warm cache"),
-                        ("Figure 11", "Figure 11: bonnie random seeks, cold"),
-                        ("Figure 12", "Figure 12: crtdel vs data written"),
-                        ("Figure 13", "Figure 13: UDP bandwidth vs datagram size")):
-        bench, metric = FIGURES[name]
-        out.append(common.figure(ctx, name, title, g[name], bench, metric))
-    out.insert(-4, common.figure(ctx, "Figure 9 (cold)", "Figure 9: bonnie read, cold (block)",
-                                 g["Figure 9"], "fs.bonnie.read", "block"))
+    out = {"ctx": [common.figure(ctx, "Figure 1", "Figure 1: context switch vs active "
+                                 "processes (ring)", g["Figure 1"], "ctx.pipe_ring",
+                                 "per_switch"),
+                   common.figure(ctx, "Figure 1 (chain)", "Figure 1: the LIFO chain variant",
+                                 g["Figure 1"], "ctx.pipe_chain_lifo", "per_switch")],
+           "mem": [common.figure(ctx, "Figure %d %s" % (n, bench), "Figure %d: %s" % (n, bench),
+                                 mem, bench, "bandwidth", [("all three (Pentium)", shape)])
+                   for n, bench, shape in MEM_FIGURES],
+           "bonnie": [], "crtdel": [], "udp": []}
+    for name, title, bench, metric, section in (
+            ("Figure 9", "Figure 9: bonnie read, warm cache", "fs.bonnie.warm", "read", "bonnie"),
+            ("Figure 9", "Figure 9: bonnie read, cold (block)", "fs.bonnie.read", "block",
+             "bonnie"),
+            ("Figure 10", "Figure 10: bonnie write, warm cache", "fs.bonnie.warm", "write",
+             "bonnie"),
+            ("Figure 11", "Figure 11: bonnie random seeks, cold", "fs.bonnie.seek", "seeks",
+             "bonnie"),
+            ("Figure 12", "Figure 12: crtdel vs data written", "fs.crtdel", "sequence", "crtdel"),
+            ("Figure 13", "Figure 13: UDP bandwidth vs datagram size", "net.udp_ttcp",
+             "received", "udp")):
+        fid = name if bench != "fs.bonnie.read" else name + " (cold)"
+        out[section].append(common.figure(ctx, fid, title, g[name], bench, metric))
     return out
+
+
+def _size(text) -> float | None:
+    """A parameter's size ("32m") in bytes."""
+    try:
+        mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(str(text)[-1:].lower(), 1)
+        return float(str(text)[:-1] if mult > 1 else text) * mult
+    except ValueError:
+        return None
 
 
 def _conclusions(ctx) -> list[Conclusion]:
     out = []
     # Context switches and the number of processes.
-    ev, ok = [], []
-    for i in range(len(ctx.runs)):
-        c = ctx.curve(i, "ctx.pipe_ring", "per_switch")
-        if c and c.get("class") not in (None, curves.INSUFFICIENT):
-            ev.append("%s: %s from %g to %g processes" % (
-                ctx.names[i], curves.describe(c, "processes"), c["x_min"], c["x_max"]))
-            ok.append(c["class"] != curves.CONSTANT)
-    out.append(Conclusion(
-        "Context-switch time depends on the number of active processes: it grows "
+    out.append(common.class_claim(
+        ctx, "Context-switch time depends on the number of active processes: it grows "
         "linearly on Linux 1.2.8 (fastest below 20 processes), FreeBSD's is almost "
         "constant, Solaris's jumps at 32", "§5, Figure 1",
-        NOT_MEASURED if not ev else REPRODUCED if all(ok) else NOT_REPRODUCED,
-        "; ".join(ev) + ("" if not ev or all(ok) else " — the switch itself stays O(1): "
-                         "today's scheduler does not scan the processes (cache misses may "
-                         "still step the curve)") if ev else
-        "needs ctx.pipe_ring (osmeter run --suite lb96)"))
+        [("ctx.pipe_ring", "per_switch", set(common.GROWING))], ID))
     # Read bandwidth in steps.
-    ev, ok = [], []
+    ev, outcomes = [], []
     for i in range(len(ctx.runs)):
+        if not ctx.results(i, "mem.read", "bandwidth"):
+            continue
         plats = [r for r in ctx.runs[i].results if r.bench == "mem.read"
                  and r.metric.startswith("bandwidth.plateau.") and r.status == "ok"]
         levels = [refs.result_median(r) for r in plats]
-        if plats:
-            ev.append("%s: %s" % (ctx.names[i], ", ".join(
-                "%s %.4g MB/s" % (r.metric.rsplit(".", 1)[-1], v) for r, v in zip(plats, levels))))
-            ok.append(len(levels) >= 2 and all(a > b for a, b in zip(levels, levels[1:])))
+        if len(ctx.results(i, "mem.read", "bandwidth")) < 6:
+            ev.append("%s: mem.read ran at too few sizes to find plateaus" % ctx.names[i])
+            outcomes.append(None)
+            continue
+        ev.append("%s: %s" % (ctx.names[i], ", ".join(
+            "%s %.4g MB/s" % (r.metric.rsplit(".", 1)[-1], v) for r, v in zip(plats, levels))
+            or "no plateaus"))
+        outcomes.append(len(levels) >= 2 and all(a > b for a, b in zip(levels, levels[1:])))
     out.append(Conclusion(
         "Read bandwidth falls in steps at the cache sizes: > 300 MB/s in L1, 110 MB/s in L2, "
-        "75 MB/s from memory", "§6.1, Figure 2",
-        NOT_MEASURED if not ev else REPRODUCED if all(ok) else NOT_REPRODUCED,
-        "; ".join(ev) if ev else "no plateaus found in mem.read (run it at the default "
-        "sizes: osmeter run --suite lb96)"))
+        "75 MB/s from memory", "§6.1, Figure 2", judge(outcomes),
+        "; ".join(ev) if ev else "needs mem.read (osmeter run --suite lb96)"))
     # Prefetching.
-    ev, ok, seen = [], [], False
+    ev, outcomes = [], []
     for plain, pre in (("mem.write", "mem.write_prefetch"), ("mem.copy", "mem.copy_prefetch")):
         for i in range(len(ctx.runs)):
             xs = [r.x for r in ctx.results(i, pre, "bandwidth")]
@@ -367,18 +391,17 @@ def _conclusions(ctx) -> list[Conclusion]:
             vs = ctx.versus(i, (pre, "bandwidth", x), (plain, "bandwidth", x), "higher")
             if vs is None:
                 continue
-            seen = True
             ratio, v = vs
-            ev.append("%s: %s %.2g× %s from memory (%s)" % (
-                ctx.names[i], pre, 1 / ratio if ratio else 0, plain, verdict_words(v)))
-            ok.append(v.significant and v.word == "better" and 1 / ratio >= 1.5)
+            ev.append("%s: %s %.2g× %s at %s bytes (%s)" % (
+                ctx.names[i], pre, ratio, plain, "%g" % x, verdict_words(v)))
+            outcomes.append(False if significant(v) is False or ratio < 1.5
+                            else significant(v))
     out.append(Conclusion(
         "Prefetching the cache lines raises write and copy bandwidth several-fold (310 vs "
         "< 50 MB/s writing, 160 vs 40 MB/s copying): the Pentium does not allocate on a "
-        "write miss", "§6.2-6.3, Figures 4-8",
-        NOT_MEASURED if not seen else REPRODUCED if all(ok) else NOT_REPRODUCED,
-        "; ".join(ev) + ("" if not seen or all(ok) else " — today's caches allocate on "
-                         "write and prefetch in hardware") if seen else
+        "write miss", "§6.2-6.3, Figures 4-8", judge(outcomes),
+        "; ".join(ev) + (" — today's caches allocate on write and prefetch in hardware"
+                         if False in outcomes else "") if ev else
         "needs mem.write, mem.write_prefetch, mem.copy, mem.copy_prefetch (osmeter run "
         "--suite lb96)"))
     # The cache knee.
@@ -387,14 +410,15 @@ def _conclusions(ctx) -> list[Conclusion]:
         k = _knee(ctx, i)
         if k is None or k[2] is None:
             continue
-        ev.append("%s: files up to %s cached under a %s-byte limit, read at %.4g MB/s; %s" % (
-            ctx.names[i], "%.3g MB" % (k[0] / 2 ** 20) if k[0] else "none", k[1], k[2],
+        ev.append("%s: files up to %s cached under a %s memory limit, read at %.4g MB/s; %s" % (
+            ctx.names[i], "%.3g MB" % (k[0] / 2 ** 20) if k[0] else "none",
+            "%.3g MB" % (k[1] / 2 ** 20) if k[1] else "no", k[2],
             "%.4g MB/s beyond" % k[3] if k[3] else "no size beyond the cache"))
         ok.append(k[3] is not None and k[3] < 0.8 * k[2])
     out.append(Conclusion(
         "All three systems cache bonnie's file up to 20 MB of the 32 MB machine; beyond, "
         "reads go to the disk", "§7.1, Figure 9",
-        NOT_MEASURED if not ev else REPRODUCED if all(ok) else NOT_REPRODUCED,
+        judge(ok),
         "; ".join(ev) if ev else "needs fs.bonnie.warm, which needs a memory cgroup "
         "(osmeter run fs.bonnie.warm as root on Linux)"))
     # Small files and synchronous metadata.
@@ -409,8 +433,7 @@ def _conclusions(ctx) -> list[Conclusion]:
     out.append(Conclusion(
         "Linux's ext2 never waits for the disk on small files (asynchronous metadata), an "
         "order of magnitude faster than FreeBSD's and Solaris's synchronous updates",
-        "§7.2, Figure 12", NOT_MEASURED if not ev else REPRODUCED if all(ok) else
-        NOT_REPRODUCED,
+        "§7.2, Figure 12", judge(ok),
         "; ".join(ev) + (" — waiting for the disk still costs an order of magnitude"
                          if ev and all(ok) else "") if ev else
         "needs fs.crtdel (osmeter run --suite lb96)"))
@@ -427,7 +450,7 @@ def _conclusions(ctx) -> list[Conclusion]:
     out.append(Conclusion(
         "UDP over loopback reaches only a fraction of pipe bandwidth (50% on FreeBSD and "
         "Solaris, 14% on Linux)", "§9.2, Figure 13",
-        NOT_MEASURED if not ev else REPRODUCED if all(ok) else NOT_REPRODUCED,
+        judge(ok),
         "; ".join(ev) if ev else "needs net.udp_ttcp and net.pipe_bw (osmeter run --suite lb96)"))
     return out
 
@@ -449,7 +472,7 @@ def view(ctx) -> StudyView:
     first, second = ctx_table.rows[0], ctx_table.rows[1]
     first.cells = [a if a is not None else b for a, b in zip(first.cells, second.cells)]
     del ctx_table.rows[1]
-    _winners(ctx_table, "lower")
+    _winners(ctx_table, len(ctx.runs), "lower")
     mem_table = _prose_table(ctx, "§6", "§6 Memory bandwidth", [
         ("read, L1 peak", "peak read bandwidth from the first-level cache"),
         ("read, L2 plateau", "read bandwidth on the L2 plateau"),
@@ -464,8 +487,8 @@ def view(ctx) -> StudyView:
         ("crtdel", "crtdel time")], ["Linux: 'well below the 14 ms seek time' (Figure 12)"])
     sections = [getpid, ctx_table]
     figs = _figures(ctx)
-    sections += figs[:2] + [mem_table, _mem_plateaus(ctx)] + figs[2:10]
-    sections += [_bonnie_table(ctx)] + figs[10:14] + [crtdel, figs[14]]
+    sections += figs["ctx"] + [mem_table, _mem_plateaus(ctx)] + figs["mem"]
+    sections += [_bonnie_table(ctx)] + figs["bonnie"] + [crtdel] + figs["crtdel"]
     mab = Table("§8", "§8 Modified Andrew Benchmark (Table 3, lost)", "seconds per phase; the "
                 "text says: Linux first, FreeBSD competitive with Solaris except in stating "
                 "directories", ["", "mkdir", "copy", "stat", "read", "compile", "total"], [
@@ -478,6 +501,6 @@ def view(ctx) -> StudyView:
                     Row(ctx.names[i], [ctx.value(i, "net.pipe_bw", "bandwidth", unit="Mbit/s"),
                                        ctx.value(i, "net.tcp_bw", "bandwidth", unit="Mbit/s")],
                         "ours") for i in range(len(ctx.runs))])
-    sections += [mab, net, _udp_table(ctx), figs[15]]
+    sections += [mab, net, _udp_table(ctx)] + figs["udp"]
     return StudyView(ID, TITLE, "K. Lai and M. Baker, USENIX 1996", common.setup(REPORT),
                      ctx.names, sections, _conclusions(ctx), common.missing(REPORT))

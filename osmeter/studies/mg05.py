@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import curves
 from .. import references as refs
 from . import common
-from .view import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Conclusion, StudyView, verdict_words
+from .view import Conclusion, StudyView, judge, significant, verdict_words
 
 ID, REPORT, STUDY = "mg05", "mcgarry2005", "MG05"
 TITLE = "McGarry 2005: Benchmark Comparison of NetBSD 2.0 and FreeBSD 5.3"
@@ -108,41 +108,23 @@ def _table(ctx, name: str):
 
 
 def _static_vs_dynamic(ctx) -> Conclusion:
-    ev, faster, seen = [], [], False
+    ev, faster = [], []
     for what in ("fork", "exit", "exec"):
         for i in range(len(ctx.runs)):
             vs = ctx.versus(i, ("proc.%s.static" % what, "latency"),
                             ("proc.%s.dynamic" % what, "latency"))
             if vs is None:
                 continue
-            seen = True
             ratio, v = vs
             ev.append("%s %s: static %.2g× the dynamic time (%s)" % (
                 ctx.names[i], what, ratio, verdict_words(v)))
-            faster.append(v.significant and v.word == "better")
+            faster.append(significant(v))
     return Conclusion(
         "Statically linked programs are created, terminated and loaded faster than "
         "dynamically linked ones (fork 63 vs 146 µs, exec 96 vs 463 µs on NetBSD)",
-        "Table 1", NOT_MEASURED if not seen else REPRODUCED if all(faster) else NOT_REPRODUCED,
-        "; ".join(ev) if seen else "needs proc.{fork,exit,exec}.{static,dynamic} (osmeter run "
+        "Table 1", judge(faster),
+        "; ".join(ev) if ev else "needs proc.{fork,exit,exec}.{static,dynamic} (osmeter run "
         "--suite mg05)")
-
-
-def _classes(ctx, claim: str, source: str, benches: list[tuple[str, str]],
-             expect: set[str]) -> Conclusion:
-    ev, ok, seen = [], [], False
-    for bench, metric in benches:
-        for i in range(len(ctx.runs)):
-            c = ctx.curve(i, bench, metric)
-            if not c or c.get("class") in (None, curves.INSUFFICIENT):
-                continue
-            seen = True
-            ev.append("%s %s: %s" % (ctx.names[i], bench, curves.describe(c)))
-            ok.append(c["class"] in expect)
-    return Conclusion(claim, source, NOT_MEASURED if not seen else REPRODUCED if all(ok)
-                      else NOT_REPRODUCED,
-                      "; ".join(ev) if seen else "needs %s (osmeter run --suite mg05)"
-                      % ", ".join(b for b, _ in benches))
 
 
 def view(ctx) -> StudyView:
@@ -152,20 +134,20 @@ def view(ctx) -> StudyView:
                                       common.graph(REPORT, fig), bench, metric))
     conclusions = [
         _static_vs_dynamic(ctx),
-        _classes(ctx, "Process creation and termination do not depend on the number of "
+        common.class_claim(ctx, "Process creation and termination do not depend on the number of "
                  "processes on NetBSD (O(1)); FreeBSD's grow linearly", "Figures 1-4",
-                 [("scale.fork.dynamic", "fork"), ("scale.exit.dynamic", "exit"),
-                  ("scale.fork.static", "fork"), ("scale.exit.static", "exit")],
-                 {curves.CONSTANT}),
-        _classes(ctx, "Mapping a window of a file and touching it are O(1) on both systems",
-                 "Figures 5-6", [("scale.mmap", "mmap"), ("scale.mmap_touch", "touch")],
-                 {curves.CONSTANT}),
-        _classes(ctx, "Socket creation and bind grow linearly on both systems, but neither "
+                 [(b, m, {curves.CONSTANT}) for b, m in (
+                     ("scale.fork.dynamic", "fork"), ("scale.exit.dynamic", "exit"),
+                     ("scale.fork.static", "fork"), ("scale.exit.static", "exit"))], ID),
+        common.class_claim(ctx, "Mapping a window of a file and touching it are O(1) on both systems",
+                 "Figures 5-6", [("scale.mmap", "mmap", {curves.CONSTANT}),
+                                 ("scale.mmap_touch", "touch", {curves.CONSTANT})], ID),
+        common.class_claim(ctx, "Socket creation and bind grow linearly on both systems, but neither "
                  "shows a scalability problem", "Figures 7-8",
-                 [("scale.socket", "socket"), ("scale.bind", "bind")],
-                 {curves.CONSTANT, curves.LINEAR, curves.LOG}),
-        _classes(ctx, "Thread creation is O(1) on FreeBSD; NetBSD's grows beyond 250 "
-                 "threads", "Figure 9", [("thread.create", "create")], {curves.CONSTANT}),
+                 [(b, m, {curves.CONSTANT, curves.LINEAR, curves.LOG})
+                  for b, m in (("scale.socket", "socket"), ("scale.bind", "bind"))], ID),
+        common.class_claim(ctx, "Thread creation is O(1) on FreeBSD; NetBSD's grows beyond 250 "
+                 "threads", "Figure 9", [("thread.create", "create", {curves.CONSTANT})], ID),
     ]
     return StudyView(ID, TITLE, "G. McGarry, 3 January 2005", common.setup(REPORT), ctx.names,
                      sections, conclusions, common.missing(REPORT))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import references as refs
 from .. import remote
 from . import common
-from .view import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Conclusion, Row, StudyView, Table
+from .view import Conclusion, Row, StudyView, Table, judge
 
 ID, REPORT, STUDY = "o90", "ousterhout1990", "O90"
 TITLE = "Ousterhout 1990: Why aren't operating systems getting faster as fast as hardware?"
@@ -294,7 +294,7 @@ def _conclusions(ctx) -> list[Conclusion]:
         "Operating-system performance has not kept up with CPU speed: the RISC machines' "
         "MIPS-relative speeds are only about .5-.7 for getpid, and below 1 for context "
         "switches, select and reading the file cache", "§4-§8, Tables 2-6",
-        NOT_MEASURED if not ev else REPRODUCED if all(below) else NOT_REPRODUCED,
+        judge(below),
         ("MIPS-relative against the Sun-3 (cpu.integer as MIPS): " + "; ".join(ev) +
          (": every one below 1" if all(below) else ": some at or above 1, so those "
           "operations kept pace with integer speed")) if ev else
@@ -309,8 +309,7 @@ def _conclusions(ctx) -> list[Conclusion]:
     out.append(Conclusion(
         "Memory bandwidth has not kept up: bcopy moves 2.5-4 bytes per instruction on the "
         "CISC machines but only 0.4-1.0 on the RISC ones", "§7, Table 5",
-        NOT_MEASURED if not ev else REPRODUCED if all(b < 1.0 for _, b in ev)
-        else NOT_REPRODUCED,
+        judge([b < 1.0 for _, b in ev]),
         "; ".join("%s: %.2g bytes per integer operation (uncached bcopy / cpu.integer)"
                   % e for e in ev) + (" — below the RISC machines' 1.0" if ev and all(
                       b < 1.0 for _, b in ev) else "") if ev else
@@ -321,8 +320,7 @@ def _conclusions(ctx) -> list[Conclusion]:
     out.append(Conclusion(
         "Remote file systems cost: NFS-based RISC workstations slow down by about 50% "
         "running the Andrew benchmark remotely (the MVAX2 by only 20%)", "§9, Table 8",
-        NOT_MEASURED if not pens else REPRODUCED if all(p.pct > 0 for p in pens)
-        else NOT_REPRODUCED,
+        judge([p.pct > 0 for p in pens]),
         "; ".join("remote penalty %+.0f%% (%s against %s)" % (
             p.pct, ctx.names[p.remote_run], ctx.names[p.local_run]) for p in pens) if pens else
         "no Andrew benchmark ran on a network file system here (osmeter run mab.local "
@@ -340,7 +338,7 @@ def _conclusions(ctx) -> list[Conclusion]:
         "Creating and deleting a file is slow on the UNIX derivatives (35-100 ms with no "
         "data) because their file systems write metadata synchronously; Sprite's delayed "
         "writes avoid it", "§11, Table 10",
-        NOT_MEASURED if not ev else NOT_REPRODUCED if all(fast) else REPRODUCED,
+        judge([not f for f in fast]),
         "; ".join(ev) + (" — far below 35 ms: today's file systems no longer write "
                          "metadata synchronously unless asked (fsync)" if ev and all(fast)
                          else "") if ev else "needs fs.crtdel (osmeter run --suite o90)"))

@@ -13,7 +13,27 @@ from dataclasses import dataclass, field
 from .. import references as refs
 from .. import significance as sig
 
-REPRODUCED, NOT_REPRODUCED, NOT_MEASURED = "reproduced", "not reproduced", "not measured"
+REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
+NOT_MEASURED = "not measured"  # what it needs did not run
+
+
+def judge(outcomes: list) -> str:
+    """A conclusion's verdict from its checks: True (holds here), False (does not), None
+    (ran, but too few sizes or repetitions to tell); no checks: nothing it needs ran."""
+    if not outcomes:
+        return NOT_MEASURED
+    if any(o is False for o in outcomes):
+        return NOT_REPRODUCED
+    return NOT_JUDGED if any(o is None for o in outcomes) else REPRODUCED
+
+
+def significant(v) -> bool | None:
+    """A comparison verdict as a check: True (significantly better), None (too few
+    repetitions to tell), False (not better)."""
+    if v.word in ("too few repetitions", "no samples"):
+        return None
+    return v.significant and v.word == "better"
 
 
 @dataclass

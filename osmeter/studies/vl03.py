@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import curves
 from .. import references as refs
 from . import common
-from .view import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, Conclusion, Row, StudyView, Table
+from .view import Conclusion, Row, StudyView, Table, judge
 
 ID, REPORT, STUDY = "vl03", "vonleitner2003", "VL03"
 TITLE = "von Leitner 2003: Benchmarking BSD and Linux (scalability)"
@@ -157,28 +157,6 @@ def _verdicts_table(ctx) -> Table:
     return t
 
 
-def _class(ctx, i, bench, metric) -> str | None:
-    c = ctx.curve(i, bench, metric)
-    return c.get("class") if c and c.get("class") != curves.INSUFFICIENT else None
-
-
-def _claim(ctx, claim, source, checks) -> Conclusion:
-    """checks = [(bench, metric, the classes that reproduce the claim)]"""
-    ev, ok = [], []
-    for bench, metric, expect in checks:
-        for i in range(len(ctx.runs)):
-            cls = _class(ctx, i, bench, metric)
-            if cls is None:
-                continue
-            c = ctx.curve(i, bench, metric)
-            ev.append("%s %s: %s" % (ctx.names[i], bench, curves.describe(c)))
-            ok.append(cls in expect)
-    benches = ", ".join(sorted({b for b, _, _ in checks}))
-    return Conclusion(claim, source, NOT_MEASURED if not ev else REPRODUCED if all(ok)
-                      else NOT_REPRODUCED,
-                      "; ".join(ev) if ev else "needs %s (osmeter run --suite vl03)" % benches)
-
-
 def _static_fork(ctx) -> Conclusion:
     ev, ok = [], []
     for i in range(len(ctx.runs)):
@@ -190,8 +168,7 @@ def _static_fork(ctx) -> Conclusion:
                       % (ctx.names[i], ratio, s["level"] / 1e3, d["level"] / 1e3))
             ok.append(ratio < 0.8)
     return Conclusion("Linking statically almost halves the fork latency (FreeBSD, Linux 2.6)",
-                      "fork benchmark (static)", NOT_MEASURED if not ev else
-                      REPRODUCED if all(ok) else NOT_REPRODUCED,
+                      "fork benchmark (static)", judge(ok),
                       "; ".join(ev) if ev else "needs scale.fork.static and scale.fork.dynamic "
                       "(osmeter run --suite vl03)")
 
@@ -216,23 +193,24 @@ def view(ctx) -> StudyView:
                                 [(r.quantity + " — " + r.system, [r]) for r in references()])
     sections.append(frag)
     conclusions = [
-        _claim(ctx, "socket() and bind() scale on every system: no O(n) (OpenBSD's and "
+        common.class_claim(ctx, "socket() and bind() scale on every system: no O(n) (OpenBSD's and "
                "NetBSD's bind excepted)", "socket, bind graphs",
                [("scale.socket", "socket", {curves.CONSTANT}),
-                ("scale.bind", "bind", {curves.CONSTANT})]),
-        _claim(ctx, "fork is O(1) on Linux 2.6 (the clear winner)", "fork graph",
-               [("scale.fork.dynamic", "fork", {curves.CONSTANT})]),
+                ("scale.bind", "bind", {curves.CONSTANT})], ID),
+        common.class_claim(ctx, "fork is O(1) on Linux 2.6 (the clear winner)", "fork graph",
+               [("scale.fork.dynamic", "fork", {curves.CONSTANT})], ID),
         _static_fork(ctx),
-        _claim(ctx, "mmap and the page fault on first touch are O(1) on Linux 2.6",
+        common.class_claim(ctx, "mmap and the page fault on first touch are O(1) on Linux 2.6",
                "mmap, mmap touch graphs", [("scale.mmap", "mmap", {curves.CONSTANT}),
-                                           ("scale.mmap_touch", "touch", {curves.CONSTANT})]),
-        _claim(ctx, "A server with epoll/kqueue answers in O(1) however many connections are "
+                                           ("scale.mmap_touch", "touch", {curves.CONSTANT})],
+               ID),
+        common.class_claim(ctx, "A server with epoll/kqueue answers in O(1) however many connections are "
                "idle; with poll (NetBSD 1.6.1) the latency grows O(n)", "HTTP graphs",
                [("net.http_request", "request", {curves.CONSTANT}),
-                ("net.http_request.poll", "request", set(common.GROWING))]),
-        _claim(ctx, "Cleaning up a process (kill + wait) is not O(1), even on Linux 2.6",
+                ("net.http_request.poll", "request", set(common.GROWING))], ID),
+        common.class_claim(ctx, "Cleaning up a process (kill + wait) is not O(1), even on Linux 2.6",
                "[Oct 23 2003] fork cleanup graph",
-               [("scale.exit.dynamic", "exit", set(common.GROWING))]),
+               [("scale.exit.dynamic", "exit", set(common.GROWING))], ID),
     ]
     return StudyView(ID, TITLE, "F. von Leitner, October-November 2003", common.setup(REPORT),
                      ctx.names, sections, conclusions, common.missing(REPORT))
