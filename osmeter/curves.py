@@ -344,8 +344,8 @@ def describe(c, x_name=None, unit="ns"):
     if cls == CONSTANT:
         text = "O(1), %s per operation" % fmt(c["cost"])
         if c.get("trend") not in (None, CONSTANT) and growth:
-            text += " (×%.3g over the range: a %s trend below ×%g)" % (
-                growth, c["trend"], MIN_GROWTH if growth >= 1 else 1.0 / MIN_GROWTH)
+            text += " (×%.3g over the range: a %s trend, less than %s)" % (
+                growth, c["trend"], "doubling" if growth >= 1 else "halving")
     elif cls == LOG:
         text = "O(log n), +%s per doubling of %s%s" % (fmt(c["cost"]), x_name or "objects", over)
     elif cls == WORSE:
