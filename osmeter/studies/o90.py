@@ -153,7 +153,7 @@ NOT_COMPARABLE = [
     _stated_rule("write bandwidth achieved by DS3100-Ultrix-Remote",
                  "a property of Ultrix 3.1's NFS client, inferred from Table 10"),
     _stated_rule("extra sweep of data sizes",
-                 "a parameter of an extra experiment (--param fs.crtdel.sizes=2k,3k,...,9k "
+                 "a parameter of an extra experiment (fs.crtdel with sizes=2k,3k,...,9k "
                  "repeats it)"),
     _stated_rule("time for 2-8 kbyte files",
                  "SunOS 4.0's jump between 8 and 9 KB: a property of that system (fs.crtdel's "

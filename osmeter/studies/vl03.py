@@ -18,6 +18,7 @@ MACHINE = "Dell Inspiron 8000, Pentium 3 900 MHz"
 SYSTEMS = ["Linux 2.4.22", "Linux 2.6.0-test7", "FreeBSD 5.1-CURRENT", "NetBSD 1.6.1",
            "OpenBSD 3.4-CURRENT"]
 POLL_SYSTEM = "NetBSD 1.6.1"       # the one system whose server used poll()
+HTTP_BENCHES = ("net.http_connect", "net.http_request")   # each has a .poll variant
 
 FIGURES = {
     "socket graph (unnumbered)": ("scale.socket", "socket"),
@@ -51,7 +52,7 @@ GRAPH_REASONS = {
 def _bench_for(figure: str, system: str) -> tuple[str, str]:
     """Our counterpart of one system's curve: the poll server for NetBSD's HTTP curves."""
     bench, metric = FIGURES[figure]
-    if bench.startswith("net.http_") and system.startswith(POLL_SYSTEM):
+    if bench in HTTP_BENCHES and system.startswith(POLL_SYSTEM):
         return bench + ".poll", metric
     return bench, metric
 
@@ -181,7 +182,7 @@ def view(ctx) -> StudyView:
                 if _bench_for(figure, r["os"])[0] == bench]
         sections.append(common.figure(ctx, figure.split(" (")[0], figure, g, bench, metric,
                                       main))
-        if bench.startswith("net.http_"):
+        if bench in HTTP_BENCHES:
             poll = [(r["os"], r["shape"]) for r in g["result"] if r not in main
                     and r["os"].startswith(POLL_SYSTEM)]
             sections.append(common.figure(ctx, figure.split(" (")[0] + ", poll()",
