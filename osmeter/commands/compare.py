@@ -53,7 +53,7 @@ def check_options(args) -> str | None:
 def study_text(cmp, ids: list[str], markdown: bool, as_json: bool) -> str:
     """The study views of the comparison's runs (text, Markdown or one JSON list)."""
     from ..report import study
-    views = [studies.view(i, cmp) for i in ids]
+    views = [studies.build(i, cmp) for i in ids]
     if as_json:
         return "[\n" + ",\n".join(study.json_text(v).rstrip() for v in views) + "\n]\n"
     return "\n".join(study.text(v, markdown) for v in views)

@@ -42,7 +42,7 @@ def write(runs: list, path: str, baseline: int = 0, references: bool = False,
     something cannot be written.  Also used by `osmeter run --report`."""
     from ..report import html
     cmp = cmpmod.compare(runs, baseline)
-    views = [studies.view(i, cmp) for i in study_ids]
+    views = [studies.build(i, cmp) for i in study_ids]
     figures = html.write(cmp, path, references, figures_dir, title, views)
     if png:
         html.svgs_to_png(figures_dir, figures)

@@ -30,7 +30,7 @@ def get(study_id: str):
     return importlib.import_module("%s.%s" % (__name__, study_id))
 
 
-def view(study_id: str, cmp):
+def build(study_id: str, cmp):
     """The study laid out with the comparison's runs beside it."""
     from .view import Ctx
     return get(study_id).view(Ctx(cmp))
