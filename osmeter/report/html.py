@@ -40,7 +40,7 @@ figcaption{font-size:12px;color:#555;margin-top:4px}
 .warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}
 nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
 details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
-tr.ours td{background:#eef5ff}tr.derived td{font-style:italic;background:#f7f7f7}
+table.study{width:auto;min-width:60%}tr.ours td{background:#eef5ff}tr.derived td{font-style:italic;background:#f7f7f7}
 .published ul{margin:2px 0 6px 18px;padding:0;font-size:13px}
 """
 
