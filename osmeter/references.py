@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from statistics import median
 
 from . import remote
 
@@ -244,13 +243,6 @@ def coverage() -> list[tuple[Published, list]]:
 
 # ---- putting a run next to them ----------------------------------------------------------
 
-def result_median(r) -> float | None:
-    m = (r.summary or {}).get("median")
-    if m is None and r.samples:
-        m = median(s.value for s in r.samples)
-    return m
-
-
 @dataclass
 class Match:
     """A reference's counterpart in one run: the value in the reference's unit, or why
@@ -292,12 +284,12 @@ def measured(run, ref: RefValue) -> Match:
             return Match(why="not found", detail="no %s plateau in this run's %s curve "
                          "(sizes %s)" % (label, ref.bench, _sizes(ok)))
         return Match(why="not found", detail="%s has no metric %s" % (ref.bench, ref.metric))
-    valued = [r for r in cands if result_median(r) is not None]
+    valued = [r for r in cands if r.median is not None]
     if ref.x is None:
         chosen = [r for r in valued if r.x is None]
     elif ref.x == "peak":
         sign = 1 if ref.better == "higher" else -1
-        chosen = [max(valued, key=lambda r: sign * result_median(r))] if valued else []
+        chosen = [max(valued, key=lambda r: sign * r.median)] if valued else []
     elif ref.x == "largest":
         sized = [r for r in valued if r.x is not None]
         chosen = [max(sized, key=lambda r: r.x)] if sized else []
@@ -308,7 +300,7 @@ def measured(run, ref: RefValue) -> Match:
             ref.bench, cands[0].x_name or "x", float(ref.x), _sizes(cands))
             if isinstance(ref.x, (int, float)) else "%s: no value" % ref.bench)
     r = chosen[0]
-    v = convert(result_median(r), r.unit, ref.unit)
+    v = convert(r.median, r.unit, ref.unit)
     if v is None:
         return Match(why="not found", detail="%s in %s cannot be set against %s"
                      % (ref.bench, r.unit, ref.unit))

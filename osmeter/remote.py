@@ -13,7 +13,6 @@ remote penalty, the percentage slow-down with a remote disk instead of a local o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import median
 
 # Experiments that run the same in a local and a remote directory (O90 Tables 7-10).
 SAME_EXPERIMENT = {"mab.remote": "mab.local"}
@@ -42,13 +41,6 @@ def where(run, result) -> str | None:
     return "remote" if fsinfo.is_remote(fs_type) else "local"
 
 
-def _value(r) -> float | None:
-    m = (r.summary or {}).get("median")
-    if m is None and r.samples:
-        m = median(s.value for s in r.samples)
-    return m
-
-
 @dataclass
 class Penalty:
     bench: str           # the local experiment's id (mab.local for mab.remote)
@@ -75,7 +67,7 @@ def penalties(runs: list) -> list[Penalty]:
         for r in run.results:
             if r.status != "ok" or r.unit not in TIME_UNITS or r.better != "lower":
                 continue
-            v = _value(r)
+            v = r.median
             w = where(run, r)
             if v is None or v <= 0 or w is None:
                 continue

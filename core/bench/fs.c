@@ -560,6 +560,21 @@ static int bonnie_one_size(struct bonnie *b, enum bonnie_phase phase)
     }
 }
 
+/* The `sizes` parameter, each at least one block: the count and the biggest, or -1 after
+ * reporting a bad parameter. */
+static int bonnie_sizes(struct om_ctx *ctx, size_t block, long long *sizes, long long *biggest)
+{
+    int n = om_list(ctx, "sizes", sizes);
+    *biggest = 0;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < (long long)block)
+            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
+                                block), -1;
+        else if (sizes[i] > *biggest)
+            *biggest = sizes[i];
+    return n;
+}
+
 static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
 {
     struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
@@ -567,15 +582,10 @@ static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
     int rc = cache_check(ctx, b.cache);
     if (rc)
         return rc;
-    long long sizes[OM_MAX_LIST];
-    int n = om_list(ctx, "sizes", sizes);
-    long long biggest = 0;
-    for (int i = 0; i < n; i++)
-        if (sizes[i] < (long long)b.block)
-            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
-                                b.block);
-        else if (sizes[i] > biggest)
-            biggest = sizes[i];
+    long long sizes[OM_MAX_LIST], biggest;
+    int n = bonnie_sizes(ctx, b.block, sizes, &biggest);
+    if (n < 0)
+        return OM_BADPARAM;
     char dir[PATH_MAX];
     if ((rc = fs_workdir(ctx, biggest, dir, sizeof dir)))
         return rc;
@@ -633,56 +643,68 @@ struct memcg {
 };
 
 #ifdef __linux__
-/* The mount point of the cgroup v1 hierarchy with the memory controller (v2 = 0), or of
- * the cgroup v2 hierarchy (v2 = 1); 0 or -1. */
-static int cgroup_mount(int v2, char *out, size_t len)
+/* Whether a comma-separated list ("rw,memory") has the word "memory". */
+static int names_memory(const char *list)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    if (!f)
-        return -1;
-    char line[4096];
-    int found = -1;
-    while (found && fgets(line, sizeof line, f)) {
-        char mnt[PATH_MAX], type[64], opts[1024] = "";
-        char *dash = strstr(line, " - ");
-        if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-            sscanf(dash + 3, "%63s %*s %1023s", type, opts) < 1)
-            continue;
-        int memory = strcmp(opts, "memory") == 0 || strstr(opts, ",memory") ||
-                     strncmp(opts, "memory,", 7) == 0;
-        if ((v2 && strcmp(type, "cgroup2") == 0) || (!v2 && strcmp(type, "cgroup") == 0 && memory)) {
-            snprintf(out, len, "%s", mnt);
-            found = 0;
-        }
-    }
-    fclose(f);
-    return found;
+    for (const char *p = list; (p = strstr(p, "memory")); p += 6)
+        if ((p == list || p[-1] == ',') && (p[6] == 0 || p[6] == ','))
+            return 1;
+    return 0;
 }
 
-/* Our cgroup's path in that hierarchy (/proc/self/cgroup); 0 or -1. */
-static int own_cgroup(int v2, char *out, size_t len)
+/* The first line of a file for which fn(line, v2, out, len) says yes; 0 or -1. */
+static int find_line(const char *path, int (*fn)(char *, int, char *, size_t), int v2,
+                     char *out, size_t len)
 {
-    FILE *f = fopen("/proc/self/cgroup", "r");
+    FILE *f = fopen(path, "r");
     if (!f)
         return -1;
     char line[4096];
-    int found = -1;
-    while (found && fgets(line, sizeof line, f)) {
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
-            continue;
-        *c2 = 0;
-        const char *ctrls = c1 + 1;
-        int memory = strcmp(ctrls, "memory") == 0 || strstr(ctrls, ",memory") ||
-                     strncmp(ctrls, "memory,", 7) == 0;
-        if ((v2 && strncmp(line, "0:", 2) == 0 && !*ctrls) || (!v2 && memory)) {
-            snprintf(out, len, "%s", c2 + 1);
-            found = 0;
-        }
+        found = fn(line, v2, out, len);
     }
     fclose(f);
-    return found;
+    return found ? 0 : -1;
+}
+
+/* A /proc/self/mountinfo line of the cgroup v1 hierarchy with the memory controller
+ * (v2 = 0) or of the cgroup v2 hierarchy (v2 = 1): its mount point into out. */
+static int cgroup_mount_line(char *line, int v2, char *out, size_t len)
+{
+    char mnt[PATH_MAX], type[64], opts[1024] = "";
+    char *dash = strstr(line, " - ");
+    if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+        sscanf(dash + 3, "%63s %*s %1023s", type, opts) < 1)
+        return 0;
+    if (!(v2 ? strcmp(type, "cgroup2") == 0 : strcmp(type, "cgroup") == 0 && names_memory(opts)))
+        return 0;
+    snprintf(out, len, "%s", mnt);
+    return 1;
+}
+
+/* A /proc/self/cgroup line ("id:controllers:path") of that hierarchy: its path. */
+static int own_cgroup_line(char *line, int v2, char *out, size_t len)
+{
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return 0;
+    *c2 = 0;
+    if (!(v2 ? strncmp(line, "0:", 2) == 0 && !c1[1] : names_memory(c1 + 1)))
+        return 0;
+    snprintf(out, len, "%s", c2 + 1);
+    return 1;
+}
+
+static int cgroup_mount(int v2, char *out, size_t len)
+{
+    return find_line("/proc/self/mountinfo", cgroup_mount_line, v2, out, len);
+}
+
+static int own_cgroup(int v2, char *out, size_t len)
+{
+    return find_line("/proc/self/cgroup", own_cgroup_line, v2, out, len);
 }
 
 static int write_text(const char *path, const char *text)
@@ -816,14 +838,10 @@ static void warm_child(struct bonnie *b, const struct memcg *cg, const long long
 static int run_bonnie_warm(struct om_ctx *ctx)
 {
     struct bonnie b = {.ctx = ctx, .cache = CACHE_WARM, .block = (size_t)om_int(ctx, "block")};
-    long long limit = om_int(ctx, "mem_limit"), sizes[OM_MAX_LIST], biggest = 0;
-    int n = om_list(ctx, "sizes", sizes);
-    for (int i = 0; i < n; i++)
-        if (sizes[i] < (long long)b.block)
-            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
-                                b.block);
-        else if (sizes[i] > biggest)
-            biggest = sizes[i];
+    long long limit = om_int(ctx, "mem_limit"), sizes[OM_MAX_LIST], biggest;
+    int n = bonnie_sizes(ctx, b.block, sizes, &biggest);
+    if (n < 0)
+        return OM_BADPARAM;
     char dir[PATH_MAX];
     int rc = fs_workdir(ctx, biggest, dir, sizeof dir);
     if (rc)

@@ -103,8 +103,7 @@ DESKTOP = ("a desktop start-up timed by hand under GNOME/KDE: osmeter starts no 
            "(docs/applications.md; app.start.* time programs that need no display)")
 
 
-def _rule(quantity: str, reason: str) -> refs.NotComparable:
-    return refs.NotComparable(reason, "stated", REPORT, label=quantity)
+_rule = common.stated_rule(REPORT)
 
 
 NOT_COMPARABLE = [

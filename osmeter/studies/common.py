@@ -31,6 +31,13 @@ def report_rule(report: str) -> refs.NotComparable:
                               report)
 
 
+def stated_rule(report: str):
+    """NotComparable for one of the report's [[stated]] quantities: rule(quantity, why)."""
+    def rule(quantity: str, reason: str) -> refs.NotComparable:
+        return refs.NotComparable(reason, "stated", report, label=quantity)
+    return rule
+
+
 def missing(report: str) -> list[str]:
     return ["%s: %s. %s" % (m["table"], m["described_as"], m["what_text_says"])
             for m in refs.load()["missing_table"] if m["report"] == report]
@@ -167,7 +174,7 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
             series.append(Series(i, ctx.names[i], pts, c.get("fit_points"), c.get("class"),
                                  curves.describe(c, first.x_name, first.unit) if c else ""))
         else:
-            pts = [(float(r.x), refs.result_median(r), (r.summary or {}).get("ci_low"),
+            pts = [(float(r.x), r.median, (r.summary or {}).get("ci_low"),
                     (r.summary or {}).get("ci_high")) for r in sorted(res, key=lambda r: r.x)
                    if r.x is not None]
             series.append(Series(i, ctx.names[i], pts, None, c.get("class"),

@@ -122,8 +122,7 @@ def graph_refs() -> list[refs.GraphRef]:
     return common.graph_refs(STUDY, REPORT, FIGURES)
 
 
-def _rule(quantity: str, reason: str) -> refs.NotComparable:
-    return refs.NotComparable(reason, "stated", REPORT, label=quantity)
+_rule = common.stated_rule(REPORT)
 
 
 BETWEEN = "a comparison between two of the paper's systems (their own numbers are lost)"
@@ -228,7 +227,7 @@ def _mem_plateaus(ctx) -> Table:
             e = r.extra or {}
             near = e.get("nearest_cache") or {}
             t.rows.append(Row("%s: %s" % (ctx.names[i], r.metric.rsplit(".", 1)[-1]), [
-                refs.result_median(r), "%s-%s bytes" % (e.get("first_x"), e.get("last_x")),
+                r.median, "%s-%s bytes" % (e.get("first_x"), e.get("last_x")),
                 e.get("break_x"), "L%s (%s bytes)" % (near["level"], near["size"])
                 if near else None], "ours"))
         if not plats:
@@ -244,8 +243,8 @@ def _knee(ctx, i) -> tuple | None:
     if not res:
         return None
     limit = _size(res[0].params.get("mem_limit"))
-    cached = [r.x for r in res if (refs.result_median(r) or 0) >= 90]
-    reads = {r.x: refs.result_median(r) for r in ctx.results(i, "fs.bonnie.warm", "read")}
+    cached = [r.x for r in res if (r.median or 0) >= 90]
+    reads = {r.x: r.median for r in ctx.results(i, "fs.bonnie.warm", "read")}
     inside = [reads[x] for x in cached if x in reads]
     beyond = [v for x, v in reads.items() if x not in cached]
     return (max(cached) if cached else None, limit,
@@ -367,7 +366,7 @@ def _conclusions(ctx) -> list[Conclusion]:
             continue
         plats = [r for r in ctx.runs[i].results if r.bench == "mem.read"
                  and r.metric.startswith("bandwidth.plateau.") and r.status == "ok"]
-        levels = [refs.result_median(r) for r in plats]
+        levels = [r.median for r in plats]
         if len(ctx.results(i, "mem.read", "bandwidth")) < 6:
             ev.append("%s: mem.read ran at too few sizes to find plateaus" % ctx.names[i])
             outcomes.append(None)

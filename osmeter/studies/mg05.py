@@ -62,8 +62,7 @@ def graph_refs() -> list:
     return common.graph_refs(STUDY, REPORT, FIGURES)
 
 
-def _rule(quantity: str, reason: str) -> refs.NotComparable:
-    return refs.NotComparable(reason, "stated", REPORT, label=quantity)
+_rule = common.stated_rule(REPORT)
 
 
 BETWEEN = "a comparison between NetBSD 2.0 and FreeBSD 5.3 (their numbers are not in the text)"

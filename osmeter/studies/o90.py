@@ -119,8 +119,7 @@ CONCLUSION_NUMBERS = {
 }
 
 
-def _stated_rule(quantity: str, reason: str) -> refs.NotComparable:
-    return refs.NotComparable(reason, "stated", REPORT, label=quantity)
+_stated_rule = common.stated_rule(REPORT)
 
 
 NOT_COMPARABLE = [

@@ -124,7 +124,7 @@ class Ctx:
     def value(self, i: int, bench: str, metric: str, x=None, unit: str | None = None):
         """A run's median of bench/metric (at x), in `unit` when given."""
         r = self.result(i, bench, metric, x)
-        v = refs.result_median(r) if r is not None else None
+        v = r.median if r is not None else None
         if v is None or unit is None:
             return v
         return refs.convert(v, r.unit, unit)

@@ -94,8 +94,7 @@ def graph_refs() -> list[refs.GraphRef]:
     return out
 
 
-def _rule(quantity: str, reason: str) -> refs.NotComparable:
-    return refs.NotComparable(reason, "stated", REPORT, label=quantity)
+_rule = common.stated_rule(REPORT)
 
 
 NOT_COMPARABLE = [
