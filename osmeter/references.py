@@ -253,6 +253,20 @@ class Match:
     detail: str = ""
 
 
+LEVELS = ["L1", "L2", "L3", "L4", "memory"]
+
+
+def _spans_level(metric: str, wanted: str) -> bool:
+    """Whether a plateau metric ("bandwidth.plateau.L1-L2") spans the cache level another
+    names ("bandwidth.plateau.L2"): the plateau-finder joins levels it cannot tell apart."""
+    base, _, label = metric.partition(".plateau.")
+    wbase, _, level = wanted.partition(".plateau.")
+    ends = label.split("#")[0].split("-")
+    if base != wbase or level not in LEVELS or not all(e in LEVELS for e in ends):
+        return False
+    return LEVELS.index(ends[0]) <= LEVELS.index(level) <= LEVELS.index(ends[-1])
+
+
 def _sizes(results) -> str:
     xs = sorted({r.x for r in results if r.x is not None})
     return ", ".join("%g" % x for x in xs) or "none"
@@ -278,6 +292,8 @@ def measured(run, ref: RefValue) -> Match:
                 ref.bench, "local" if ref.remote else "remote"))
         ok = placed
     cands = [r for r in ok if r.metric == ref.metric and (r.unit in UNITS or r.unit in RATES)]
+    if not cands and ".plateau." in ref.metric:
+        cands = [r for r in ok if _spans_level(r.metric, ref.metric)]
     if not cands:
         if ".plateau." in ref.metric:
             label = ref.metric.rsplit(".", 1)[-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import curves
 from .. import references as refs
-from .view import Conclusion, Figure, Row, Series, Table, judge
+from .view import Conclusion, Figure, Row, Series, Table, judge, num
 
 GROWING = (curves.LOG, curves.LINEAR, curves.WORSE)
 NOT_CONSTANT = "not O(1)"
@@ -161,6 +161,7 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
     caption = "%s against %s (as the paper plotted it)" % (graph["y"], graph["x"]) if graph \
         else ""
     series, kind, x_label, y_label = [], "sweep", "x", metric
+    classed = any(class_of(shape) for _, shape in pub)
     for i in range(len(ctx.runs)):
         res = ctx.results(i, bench, metric)
         if not res:
@@ -168,7 +169,8 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
         first = res[0]
         kind = "scatter" if first.shape == "scatter" else "sweep"
         x_label, y_label = first.x_name or "x", "%s (%s)" % (metric, first.unit)
-        c = ctx.curve(i, bench, metric) or {}
+        # A class only where the paper states one: a bandwidth curve has none to compare.
+        c = (ctx.curve(i, bench, metric) or {}) if classed else {}
         if kind == "scatter":
             pts = [(float(s.x), s.value) for s in first.samples if s.x is not None]
             series.append(Series(i, ctx.names[i], pts, c.get("fit_points"), c.get("class"),
@@ -178,17 +180,28 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
                     (r.summary or {}).get("ci_high")) for r in sorted(res, key=lambda r: r.x)
                    if r.x is not None]
             series.append(Series(i, ctx.names[i], pts, None, c.get("class"),
-                                 curves.describe(c, first.x_name, first.unit) if c else ""))
+                                 curves.describe(c, first.x_name, first.unit) if c else
+                                 _span(pts, first.x_name, first.unit)))
     fig = Figure(fid, title, caption, bench, metric, kind, x_label, y_label, pub, series)
     if not series:
         fig.missing = "; ".join(sorted({ctx.why_not(i, bench) for i in range(len(ctx.runs))}))
-    else:
+    elif classed:
         fig.verdict = "; ".join(
             "%s: %s — %s" % (s.name, s.cls or "unclassified", ", ".join(
                 "%s %s" % (os_, agreement(cls, s.cls)) for os_, shape in pub
                 for cls in [class_of(shape)] if cls is not None) or "no published class")
             for s in series)
     return fig
+
+
+def _span(pts, x_name: str, unit: str) -> str:
+    """A curve in words where it has no class: its sizes and the range of its medians."""
+    ys = [p[1] for p in pts if p[1] is not None]
+    if not ys:
+        return "no values"
+    return "%d %s from %s to %s, %s to %s %s" % (
+        len(pts), x_name or "sizes", num(pts[0][0]), num(pts[-1][0]), num(min(ys)),
+        num(max(ys)), unit)
 
 
 def graph(report: str, figure_name: str) -> dict:
@@ -201,14 +214,16 @@ def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Concl
     ev, outcomes = [], []
     for bench, metric, expect in checks:
         for i in range(len(ctx.runs)):
-            if not ctx.results(i, bench, metric):
+            res = ctx.results(i, bench, metric)
+            if not res:
                 continue
             c = ctx.curve(i, bench, metric) or {}
             if c.get("class") in (None, curves.INSUFFICIENT):
                 ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
                 outcomes.append(None)
             else:
-                ev.append("%s %s: %s" % (ctx.names[i], bench, curves.describe(c)))
+                ev.append("%s %s: %s" % (ctx.names[i], bench,
+                                         curves.describe(c, res[0].x_name, res[0].unit)))
                 outcomes.append(c["class"] in expect)
     benches = ", ".join(sorted({b for b, _, _ in checks}))
     return Conclusion(claim, source, judge(outcomes), "; ".join(ev) if ev else

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import curves
 from .. import references as refs
 from . import common
-from .view import Conclusion, Row, StudyView, Table, judge, significant, verdict_words
+from .view import Conclusion, Row, StudyView, Table, judge, num, significant, verdict_words
 
 ID, REPORT, STUDY = "lb96", "laibaker1996", "LB96"
 TITLE = "Lai & Baker 1996: A Performance Comparison of UNIX Operating Systems on the Pentium"
@@ -227,7 +227,7 @@ def _mem_plateaus(ctx) -> Table:
             e = r.extra or {}
             near = e.get("nearest_cache") or {}
             t.rows.append(Row("%s: %s" % (ctx.names[i], r.metric.rsplit(".", 1)[-1]), [
-                r.median, "%s-%s bytes" % (e.get("first_x"), e.get("last_x")),
+                r.median, "%d-%d bytes" % (e.get("first_x"), e.get("last_x")),
                 e.get("break_x"), "L%s (%s bytes)" % (near["level"], near["size"])
                 if near else None], "ours"))
         if not plats:
@@ -261,7 +261,7 @@ def _bonnie_table(ctx) -> Table:
                       "%.3g" % (k[1] / 2 ** 20) if k[1] else "all") if k else None
         for k in knee]))
     t.rows.append(Row("read in the cache / beyond it (MB/s)", [None] + [
-        "%.4g / %s" % (k[2], "%.4g" % k[3] if k[3] else "—") if k and k[2] else None
+        "%s / %s" % (num(k[2]), num(k[3]) if k[3] else "—") if k and k[2] else None
         for k in knee]))
     seek = next(r for r in references() if r.bench == "fs.bonnie.seek")
     t.rows.append(Row("random seek to a block on disk (ms)", [seek.value] + [
@@ -372,7 +372,7 @@ def _conclusions(ctx) -> list[Conclusion]:
             outcomes.append(None)
             continue
         ev.append("%s: %s" % (ctx.names[i], ", ".join(
-            "%s %.4g MB/s" % (r.metric.rsplit(".", 1)[-1], v) for r, v in zip(plats, levels))
+            "%s %s MB/s" % (r.metric.rsplit(".", 1)[-1], num(v)) for r, v in zip(plats, levels))
             or "no plateaus"))
         outcomes.append(len(levels) >= 2 and all(a > b for a, b in zip(levels, levels[1:])))
     out.append(Conclusion(
@@ -409,10 +409,10 @@ def _conclusions(ctx) -> list[Conclusion]:
         k = _knee(ctx, i)
         if k is None or k[2] is None:
             continue
-        ev.append("%s: files up to %s cached under a %s memory limit, read at %.4g MB/s; %s" % (
+        ev.append("%s: files up to %s cached under a %s memory limit, read at %s MB/s; %s" % (
             ctx.names[i], "%.3g MB" % (k[0] / 2 ** 20) if k[0] else "none",
-            "%.3g MB" % (k[1] / 2 ** 20) if k[1] else "no", k[2],
-            "%.4g MB/s beyond" % k[3] if k[3] else "no size beyond the cache"))
+            "%.3g MB" % (k[1] / 2 ** 20) if k[1] else "no", num(k[2]),
+            "%s MB/s beyond" % num(k[3]) if k[3] else "no size beyond the cache"))
         ok.append(k[3] is not None and k[3] < 0.8 * k[2])
     out.append(Conclusion(
         "All three systems cache bonnie's file up to 20 MB of the 32 MB machine; beyond, "
@@ -443,8 +443,8 @@ def _conclusions(ctx) -> list[Conclusion]:
         m = ctx.match(i, udp)
         pipe = ctx.value(i, "net.pipe_bw", "bandwidth", unit="Mbit/s")
         if m.value and pipe:
-            ev.append("%s: UDP peak %.4g Mbit/s = %.0f%% of the pipe's %.4g Mbit/s" % (
-                ctx.names[i], m.value, 100 * m.value / pipe, pipe))
+            ev.append("%s: UDP peak %s Mbit/s = %.0f%% of the pipe's %s Mbit/s" % (
+                ctx.names[i], num(m.value), 100 * m.value / pipe, num(pipe)))
             ok.append(m.value < pipe)
     out.append(Conclusion(
         "UDP over loopback reaches only a fraction of pipe bandwidth (50% on FreeBSD and "
