@@ -41,13 +41,16 @@ def _unfound(rows) -> tuple[OrderedDict, list[str]]:
 
 
 def _not_comparable() -> OrderedDict:
-    """(study report, reason) -> the published numbers' titles."""
+    """(study report, reason) -> (how many published numbers, their distinct titles)."""
     out = OrderedDict()
     for p, items in refs.coverage():
         for rule in items:
             if isinstance(rule, refs.NotComparable):
-                out.setdefault((p.report, rule.reason), []).append(
-                    "%s %s" % (p.where, p.label) if p.kind != "report" else p.label)
+                count, titles = out.setdefault((p.report, rule.reason), [0, []])
+                out[(p.report, rule.reason)][0] = count + 1
+                title = "%s %s" % (p.where, p.label) if p.kind != "report" else p.label
+                if title not in titles:
+                    titles.append(title)
     return out
 
 
@@ -106,12 +109,11 @@ def text_lines(cmp) -> list[str]:
         out += _align(t)
     nc = _not_comparable()
     out.append("")
-    out.append("Not comparable: %d published numbers, by reason:" % sum(len(v)
-                                                                      for v in nc.values()))
-    for (report, reason), titles in nc.items():
-        out.append("  %s — %s: %d (%s)" % (report, reason, len(titles),
-                                          "; ".join(titles[:3]) + ("; ..." if len(titles) > 3
-                                                                   else "")))
+    out.append("Not comparable: %d published numbers, by reason:" % sum(n for n, _ in
+                                                                      nc.values()))
+    for (report, reason), (n, titles) in nc.items():
+        out.append("  %s — %s: %d (%s)" % (report, reason, n, "; ".join(titles[:3]) +
+                                          ("; ..." if len(titles) > 3 else "")))
     for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
         out.append("")
         out.append("Ousterhout 1990 %s, %s (%s, %s), MIPS-relative to Sun3 SunOS 3.5:"
@@ -235,9 +237,10 @@ def html(page, cmp) -> None:
             for g, ours, agree in verdicts]))
     nc = _not_comparable()
     page.add("<details><summary>Not comparable: %d published numbers, with the reason"
-             "</summary>%s</details>" % (sum(len(v) for v in nc.values()), _table(
-                 ["study", "reason", "numbers"],
-                 [[rep, reason, "; ".join(titles)] for (rep, reason), titles in nc.items()])))
+             "</summary>%s</details>" % (sum(n for n, _ in nc.values()), _table(
+                 ["study", "reason", "numbers", "which"],
+                 [[rep, reason, str(n), "; ".join(titles)]
+                  for (rep, reason), (n, titles) in nc.items()])))
     for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
         page.add("<h3>Ousterhout 1990 %s: %s</h3>" % (escape(mt.table), escape(mt.caption)))
         trows = [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
