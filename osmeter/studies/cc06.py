@@ -152,9 +152,9 @@ def _syscall(ctx) -> Conclusion:
     verdict = judge(near_linux)
     why = "" if not ev else (" — nearer Linux's 21 ns with sysenter than the BSDs' 184-234 ns"
                              if all(near_linux) else
-                             " — nearer the BSDs' 184-234 ns without fast system calls: "
-                             "today's kernel entry is slow again (the CPU-vulnerability "
-                             "mitigations osmeter sysinfo lists cost more than int 0x80 did)")
+                             " — nearer the BSDs' 184-234 ns than Linux's 21 ns: kernel "
+                             "entry is not as cheap here as sysenter made it in 2006 (the "
+                             "CPU-vulnerability mitigations in force are in osmeter sysinfo)")
     return Conclusion(
         "Linux's system call is an order of magnitude faster (21 ns) because it uses "
         "sysenter/sysexit; the BSDs on i386 do not (184-234 ns)", "Test 4 (*)", verdict,
