@@ -292,8 +292,8 @@ def measured(run, ref: RefValue) -> Match:
                 ref.bench, "local" if ref.remote else "remote"))
         ok = placed
     cands = [r for r in ok if r.metric == ref.metric and (r.unit in UNITS or r.unit in RATES)]
-    if not cands and ".plateau." in ref.metric:
-        cands = [r for r in ok if _spans_level(r.metric, ref.metric)]
+    if not cands and ".plateau." in ref.metric:   # the first plateau that spans the level
+        cands = [r for r in ok if _spans_level(r.metric, ref.metric)][:1]
     if not cands:
         if ".plateau." in ref.metric:
             label = ref.metric.rsplit(".", 1)[-1]
