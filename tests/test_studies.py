@@ -221,3 +221,29 @@ def test_views_of_a_run_without_the_suite_say_what_to_run(study_runs):
     view = studies.build("mg05", compare.compare([empty]))
     static = view.conclusions[0]
     assert static.verdict == "not measured" and "osmeter run --suite mg05" in static.evidence
+
+
+# ---- units -----------------------------------------------------------------------------------
+
+def test_a_cache_level_is_found_in_a_plateau_that_spans_it():
+    spans = refs._spans_level
+    assert spans("bandwidth.plateau.L1-L2", "bandwidth.plateau.L2")
+    assert spans("bandwidth.plateau.L1-L3#2", "bandwidth.plateau.L2")
+    assert not spans("bandwidth.plateau.L3", "bandwidth.plateau.L2")
+    assert not spans("latency.plateau.L1-L2", "bandwidth.plateau.L2")
+
+
+def test_where_a_result_ran():
+    from osmeter import remote
+    from osmeter.model import Result, Run
+    local = Result("fs.crtdel", "sequence", "ms", "lower", "sweep", notes={"fs_type": "ext4"})
+    fuse = Result("mab.remote", "total", "s", "lower", "point", notes={"fs_type": "fuse"},
+                  params={"dir": "/mnt/far"})
+    plain = Result("syscall.getpid", "latency", "ns", "lower", "point")
+    run = Run("r", None, "2026-01-01T00:00:00")
+    assert remote.where(run, local) == "local" and remote.where(run, fuse) == "remote"
+    assert remote.where(run, plain) is None
+    # What fsinfo saw of the --dir beats the core's coarse type name.
+    run.sysinfo = {"variant": {"dir": "/mnt/far", "filesystem": {"fs_type": "fuse.gvfsd-fuse",
+                                                                 "remote": False}}}
+    assert remote.where(run, fuse) == "local"
