@@ -21,7 +21,9 @@ NOT_MEASURED = "not measured"  # what it needs did not run
 
 def judge(outcomes: list) -> str:
     """A conclusion's verdict from its checks: True (holds here), False (does not), None
-    (ran, but too few sizes or repetitions to tell); no checks: nothing it needs ran."""
+    (ran, but too few sizes or repetitions to tell); no checks: nothing it needs ran.
+    "Reproduced" needs every check to hold: with significance tests as checks this is an
+    intersection-union test, whose error stays at the tests' alpha."""
     if not outcomes:
         return NOT_MEASURED
     if any(o is False for o in outcomes):
