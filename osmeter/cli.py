@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, coreproc, exchange, user_command
+from . import __version__, coreproc, exchange, text, user_command
 from .catalog import CatalogError
 from .commands import (compare, delete, export_import, list_benchmarks, report, run, runs,
                        serve, show, sysinfo)
@@ -20,9 +20,17 @@ COMMANDS = (list_benchmarks, run, runs, show, export_import, delete, sysinfo, co
             serve)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error told in one line (the usage is one --help away)."""
+
+    def error(self, message):
+        self.exit(2, "osmeter: error: %s; see %s --help\n"
+                  % (text.shown(message), self.prog))
+
+
 def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="osmeter", description="Portable operating-system "
-                                "benchmarks, after the classic OS comparison studies.")
+    p = Parser(prog="osmeter", description="Portable operating-system "
+               "benchmarks, after the classic OS comparison studies.")
     p.add_argument("--version", action="version", version="osmeter " + __version__)
     p.add_argument("--db", default=None, help="results database (default $OSMETER_DB or %s)"
                    % default_db_path())
@@ -33,6 +41,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    # A name that is not UTF-8 (or not in the terminal's encoding) is printed \xNN-escaped.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors=text.ERRORS)
     parser = make_parser()
     argv, command_words = user_command.split_argv(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)

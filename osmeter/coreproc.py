@@ -16,7 +16,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import text
+
 PACKAGE_DIR = Path(__file__).resolve().parent
+# The core echoes paths and arguments, which need not be UTF-8: their bytes are kept
+# through JSON parsing (surrogateescape) and then shown as \xNN (text.shown).
+DECODE = {"encoding": "utf-8", "errors": "surrogateescape"}
 REPO_CORE_BUILD = PACKAGE_DIR.parent / "core" / "build"
 
 
@@ -43,8 +48,8 @@ def core_path() -> Path:
 
 
 def core_version() -> dict:
-    out = subprocess.run([str(core_path()), "version"], capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run([str(core_path()), "version"], capture_output=True, timeout=30,
+                         **DECODE)
     if out.returncode != 0:
         raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
     return json.loads(out.stdout)
@@ -52,8 +57,8 @@ def core_version() -> dict:
 
 def list_benchmarks() -> list[dict]:
     """Every benchmark the core knows, as the dicts of `osmeter-core list`."""
-    out = subprocess.run([str(core_path()), "list"], capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run([str(core_path()), "list"], capture_output=True, timeout=30,
+                         **DECODE)
     if out.returncode != 0:
         raise CoreError("osmeter-core list failed: %s" % out.stderr.strip())
     benches = []
@@ -68,10 +73,10 @@ def check(bench: str, params: dict) -> str | None:
     """Ask the core whether `bench` accepts these parameters (`osmeter-core check`):
     None, or its one-line reason why not."""
     args = [str(core_path()), "check", bench] + ["%s=%s" % kv for kv in params.items()]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(args, capture_output=True, timeout=30, **DECODE)
     if out.returncode == 0:
         return None
-    err = out.stderr.strip()
+    err = text.shown(out.stderr.strip())
     return (err.splitlines()[-1] if err else "invalid").replace("osmeter-core: ", "")
 
 
@@ -100,7 +105,7 @@ def parse_lines(bench: str, lines) -> Invocation:
         if not raw:
             continue
         try:
-            obj = json.loads(raw)
+            obj = text.shown(json.loads(raw))
         except json.JSONDecodeError:
             inv.status, inv.reason = "failed", "core printed a line that is not JSON: %r" % raw[:200]
             return inv
@@ -168,7 +173,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     run_env = dict(os.environ, OSMETER_SCRATCH=scratch)
     if env:
         run_env.update(env)
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **DECODE,
                             env=run_env, start_new_session=True)
     try:
         try:
@@ -178,7 +183,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
             out, err = proc.communicate()
             inv = parse_lines(bench, out.splitlines())
             inv.status, inv.reason = "failed", "timed out after %.0f s" % timeout
-            inv.stderr = err
+            inv.stderr = text.shown(err)
             _remove_private_dirs(inv, params or {})
             return inv
     except BaseException:
@@ -193,7 +198,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
                 pass
         shutil.rmtree(scratch, ignore_errors=True)
     inv = parse_lines(bench, out.splitlines())
-    inv.returncode, inv.stderr = proc.returncode, err
+    inv.returncode, inv.stderr = proc.returncode, text.shown(err)
     _remove_private_dirs(inv, params or {})
     if proc.returncode not in (0,) and inv.status == "ok":
         inv.status, inv.reason = "failed", "core exited with status %d" % proc.returncode
@@ -207,11 +212,15 @@ def _remove_private_dirs(inv: Invocation, params: dict) -> None:
     user-named dir= (it says where in its "directory" note); remove it for it."""
     if not params.get("dir"):
         return
-    parent = os.path.realpath(params["dir"])
+    parent = params["dir"]
     noted = inv.notes.get("directory")
     for d in noted if isinstance(noted, list) else [noted]:
-        if (d and os.path.basename(d).startswith("osmeter-") and os.path.isdir(d)
-                and os.path.dirname(os.path.realpath(d)) == parent):
+        # The note is text (text.shown) naming a directory the core made inside parent.
+        if not d or os.path.dirname(d).rstrip("/") != text.shown(parent).rstrip("/"):
+            continue
+        d = os.path.join(parent, os.path.basename(d))
+        if (os.path.basename(d).startswith("osmeter-") and os.path.isdir(d)
+                and not os.path.islink(d)):
             shutil.rmtree(d, ignore_errors=True)
 
 

@@ -22,7 +22,7 @@ def register(subparsers) -> None:
 
 
 def handle_export(args) -> int:
-    run = open_store(args).load_run(args.run)
+    run = open_store(args, readonly=True).load_run(args.run)
     if args.output in (None, "-"):
         json.dump(exchange.run_to_document(run), sys.stdout, indent=1)
         print()

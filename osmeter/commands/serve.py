@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from .. import coreproc
+from .common import read_secret_file
 
 SECRET_ENV = "OSMETER_PEER_SECRET"
 DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/peer.h
@@ -39,17 +40,12 @@ def register(subparsers) -> None:
 
 def _secret(args) -> str | None:
     if args.secret_file:
-        with open(args.secret_file, encoding="utf-8") as f:
-            return f.read().strip()
+        return read_secret_file(args.secret_file, "--secret-file")
     return os.environ.get(SECRET_ENV)
 
 
 def handle(args) -> int:
-    try:
-        secret = _secret(args)
-    except OSError as e:
-        print("osmeter serve: cannot read the secret file: %s" % e, file=sys.stderr)
-        return 2
+    secret = _secret(args)
     if not secret or len(secret) < 8:
         print("osmeter serve: a shared secret of at least 8 characters is needed "
               "(--secret-file FILE or $%s)" % SECRET_ENV, file=sys.stderr)
