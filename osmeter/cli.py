@@ -6,6 +6,7 @@ its parser and `set_defaults(func=handle)`; what they share is commands/common.p
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from . import __version__, coreproc, exchange, text, user_command
@@ -14,6 +15,9 @@ from .commands import (compare, delete, export_import, list_benchmarks, report, 
                        serve, show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
 from .store import StoreError, default_db_path
+
+# Running out of file descriptors, processes or memory is the environment's doing, not a bug.
+OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, run, runs, show, export_import, delete, sysinfo, compare, report,
@@ -58,6 +62,13 @@ def main(argv=None) -> int:
         return fail(str(e))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)
+    except OSError as e:
+        if e.errno not in OUT_OF_RESOURCES:
+            raise
+        return fail("%s: a limit of this process or of the system (ulimit -n, -u, -v)"
+                    % (e.strerror or e), 1)
+    except MemoryError:
+        return fail("out of memory: a limit of this process or of the system (ulimit -v)", 1)
     except BrokenPipeError:
         return 0
 

@@ -47,9 +47,18 @@ def core_path() -> Path:
     return core_dir() / "osmeter-core"
 
 
+def _run_core(args: list[str]) -> subprocess.CompletedProcess:
+    """One short command of the core (version, list, check), or CoreError saying why not."""
+    try:
+        return subprocess.run(args, capture_output=True, timeout=30, **DECODE)
+    except OSError as e:    # e.g. no file descriptor or process left (rlimits)
+        raise CoreError("cannot run osmeter-core: %s" % (e.strerror or e)) from None
+    except subprocess.TimeoutExpired:
+        raise CoreError("osmeter-core %s did not answer within 30 s" % args[1]) from None
+
+
 def core_version() -> dict:
-    out = subprocess.run([str(core_path()), "version"], capture_output=True, timeout=30,
-                         **DECODE)
+    out = _run_core([str(core_path()), "version"])
     if out.returncode != 0:
         raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
     return json.loads(out.stdout)
@@ -57,8 +66,7 @@ def core_version() -> dict:
 
 def list_benchmarks() -> list[dict]:
     """Every benchmark the core knows, as the dicts of `osmeter-core list`."""
-    out = subprocess.run([str(core_path()), "list"], capture_output=True, timeout=30,
-                         **DECODE)
+    out = _run_core([str(core_path()), "list"])
     if out.returncode != 0:
         raise CoreError("osmeter-core list failed: %s" % out.stderr.strip())
     benches = []
@@ -73,7 +81,7 @@ def check(bench: str, params: dict) -> str | None:
     """Ask the core whether `bench` accepts these parameters (`osmeter-core check`):
     None, or its one-line reason why not."""
     args = [str(core_path()), "check", bench] + ["%s=%s" % kv for kv in params.items()]
-    out = subprocess.run(args, capture_output=True, timeout=30, **DECODE)
+    out = _run_core(args)
     if out.returncode == 0:
         return None
     err = text.shown(out.stderr.strip())
@@ -173,8 +181,12 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     run_env = dict(os.environ, OSMETER_SCRATCH=scratch)
     if env:
         run_env.update(env)
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **DECODE,
-                            env=run_env, start_new_session=True)
+    try:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **DECODE,
+                                env=run_env, start_new_session=True)
+    except OSError as e:    # a failed repetition, not a lost run
+        shutil.rmtree(scratch, ignore_errors=True)
+        return Invocation(bench=bench, reason="cannot start osmeter-core: %s" % (e.strerror or e))
     try:
         try:
             out, err = proc.communicate(timeout=timeout)

@@ -10,12 +10,10 @@ anything runs (`validate`).
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
 import os
-import re
 from dataclasses import dataclass, field
 
-from . import coreproc, fsinfo, text
+from . import address, coreproc, fsinfo, text
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 
 
@@ -123,7 +121,7 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
         if not any(catalog.declares(i, "dir") for i in ids):
             raise PlanError("--dir given, but none of the selected benchmarks uses a directory")
     if peer:
-        problem = check_peer(peer)
+        problem = address.problem(peer)
         if problem:
             raise PlanError("--peer %s: %s" % (text.shown(peer), problem))
         if not any(catalog.declares(i, "peer") for i in ids):
@@ -132,49 +130,6 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
             v.params["peer"] = peer
             v.facts["peer"] = peer
     return out
-
-
-def check_peer(spec: str) -> str | None:
-    """Why spec is not HOST, HOST:PORT, [IPV6]:PORT or a bare IPv6 address (the core's
-    forms), or None.  HOST is a numeric address or a well-formed name: nothing is
-    resolved here (the core does that when it connects)."""
-    host, port = spec, None
-    if spec.startswith("["):
-        host, sep, rest = spec[1:].partition("]")
-        if not sep or (rest and not rest.startswith(":")):
-            return "expected [IPV6]:PORT"
-        if not _is_address(host, ipaddress.IPv6Address):
-            return "'%s' is not an IPv6 address" % text.shown(host)
-        port = rest[1:] if rest else None
-    elif spec.count(":") == 1:
-        host, port = spec.split(":")
-    elif spec.count(":") > 1 and not _is_address(spec, ipaddress.IPv6Address):
-        return "'%s' is not an IPv6 address (with a port: [IPV6]:PORT)" % text.shown(spec)
-    if not host:
-        return "the host is empty (expected HOST[:PORT])"
-    if port is not None and not (port.isascii() and port.isdigit()
-                                 and 1 <= int(port) <= 65535):
-        return "the port must be a number from 1 to 65535, not '%s'" % text.shown(port)
-    if ":" in host or _is_address(host, ipaddress.IPv4Address):
-        return None
-    if host.replace(".", "").isdigit():     # the resolver would take 1.2.3 as 1.2.0.3
-        return "'%s' is not an IPv4 address" % host
-    if HOST_NAME.match(host):
-        return None
-    return "'%s' is neither a numeric address nor a host name" % text.shown(host)
-
-
-# RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens.
-HOST_NAME = re.compile(r"^(?=.{1,253}\.?$)(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
-                       r"(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$")
-
-
-def _is_address(word: str, kind) -> bool:
-    try:
-        kind(word)
-        return True
-    except ValueError:
-        return False
 
 
 def effective_params(catalog: Catalog, item: PlanItem, variant: Variant) -> dict:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from . import text
 from .model import SCHEMA_VERSION, Result, Run, Sample
 
 SCHEMA = """
@@ -216,7 +218,7 @@ class Store:
         if kind == _BUSY:
             return "the database is locked by another program (%s)" % e
         # SQLite often says only "disk I/O error": the file system tells what it was.
-        disk = self._file_system_problem() if kind in (_FULL, _READ_ONLY, _UNREADABLE) else None
+        disk = self._disk_problem() if kind in (_FULL, _READ_ONLY, _UNREADABLE) else None
         if disk:
             return "%s (%s)" % (disk, e)
         if kind == _FULL:
@@ -225,7 +227,8 @@ class Store:
             return "the database is read-only (%s)" % e
         return str(e)
 
-    def _file_system_problem(self) -> str | None:
+    def _disk_problem(self) -> str | None:
+        """A read-only file system, a full one, or a file size limit, if one is found."""
         try:
             fs = os.statvfs(self.path.parent)
         except OSError:
@@ -234,6 +237,10 @@ class Store:
             return "it is on a read-only file system"
         if fs.f_bavail * fs.f_frsize < FULL_BYTES:
             return "the disk is full"
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if limit != resource.RLIM_INFINITY and limit < size + FULL_BYTES:
+            return "files may not grow beyond %d bytes here (ulimit -f)" % limit
         return None
 
     @contextlib.contextmanager
@@ -274,7 +281,10 @@ class Store:
         """Fail now, not after a long run, if results could not be stored."""
         with self._errors("write to database"):
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("ROLLBACK")
+            try:    # a statement that writes nothing, but fails on a read-only file
+                self.db.execute("UPDATE meta SET value = value WHERE 0")
+            finally:
+                self._rollback()
 
     def close(self):
         self.db.close()
@@ -335,6 +345,7 @@ class Store:
 
     def resolve(self, ref: str) -> str:
         """A run id, a unique id prefix, a label (latest run with it), or 'latest'."""
+        ref = text.shown(ref)   # names are stored as text: a label's odd bytes as \xNN
         with self._errors("look up run '%s' in" % ref):
             return self._resolve(ref)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import exchange
+from .. import exchange, text
 from ..model import Run
 from ..store import Store
 
@@ -16,7 +16,7 @@ class UsageError(Exception):
 
 
 def fail(msg: str, code: int = 2) -> int:
-    print("osmeter: error: %s" % msg, file=sys.stderr)
+    print("osmeter: error: %s" % text.shown(msg), file=sys.stderr)
     return code
 
 
