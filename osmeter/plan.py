@@ -120,7 +120,7 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
                                                  "filesystem": fsinfo.describe(path)})))
         if not any(catalog.declares(i, "dir") for i in ids):
             raise PlanError("--dir given, but none of the selected benchmarks uses a directory")
-    if peer:
+    if peer is not None:
         problem = address.problem(peer)
         if problem:
             raise PlanError("--peer %s: %s" % (text.shown(peer), problem))

@@ -88,16 +88,16 @@ def handle(args) -> int:
     runs = args.runs if args.runs is not None else (2 if args.smoke else 5)
     if runs < 1:
         raise UsageError("--runs must be at least 1")
+    env = {}
+    secret_file = getattr(args, "peer_secret_file", None)
+    if secret_file:
+        env["OSMETER_PEER_SECRET"] = read_secret_file(secret_file, "--peer-secret-file")
     store = open_store(args)
     store.check_writable()
     if args.json:
         parent = os.path.dirname(os.path.abspath(args.json))
         if not os.access(parent, os.W_OK):
             raise UsageError("cannot write --json %s: directory not writable" % args.json)
-    env = {}
-    secret_file = getattr(args, "peer_secret_file", None)
-    if secret_file:
-        env["OSMETER_PEER_SECRET"] = read_secret_file(secret_file, "--peer-secret-file")
     timeout = user_command.repetition_timeout(catalog, items, args.timeout)
     opts = plan.Options(runs=runs, label=text.shown(args.label), suite=suite, smoke=args.smoke,
                         timeout=timeout, env=env, progress=not args.quiet,
