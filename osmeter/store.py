@@ -3,7 +3,11 @@
 The schema lives here and only here (SCHEMA).  A run is written in one transaction,
 so a reader never sees half a run and two runs writing at once are both stored (WAL
 mode, a generous busy timeout).  A file that is not an osmeter database is refused,
-never modified.
+never modified.  The commands that only read open the store read-only (no schema is
+made, nothing is written), so a database on a read-only or full file system still
+answers them.  Every SQLite error becomes one StoreError line that says what it was: a
+damaged database (move it aside) is told apart from a full disk, a read-only file
+system, a file size limit or a lock (Store._errors).
 """
 from __future__ import annotations
 
@@ -238,7 +242,10 @@ class Store:
         if fs.f_bavail * fs.f_frsize < FULL_BYTES:
             return "the disk is full"
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        size = self.path.stat().st_size if self.path.exists() else 0
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            size = 0
         if limit != resource.RLIM_INFINITY and limit < size + FULL_BYTES:
             return "files may not grow beyond %d bytes here (ulimit -f)" % limit
         return None
@@ -264,10 +271,10 @@ class Store:
             except sqlite3.Error:
                 pass
 
-    def _json(self, text, run_id: str, column: str, want: type = dict):
+    def _json(self, raw, run_id: str, column: str, want: type = dict):
         """A JSON column's value, checked: a damaged row is named, not a traceback."""
         try:
-            value = json.loads(text)
+            value = json.loads(raw)
         except (TypeError, ValueError):
             value = None
         if not isinstance(value, want):
@@ -288,6 +295,14 @@ class Store:
 
     def close(self):
         self.db.close()
+
+    # `with Store(...) as store:` closes it at the end (a connection that is only dropped
+    # stays open until the garbage collector finds it, and with it the file).
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ---- writing -------------------------------------------------------------------
 
@@ -395,8 +410,8 @@ class Store:
                 "SELECT id, bench, metric, x, x_name, unit, better, shape, params, status, "
                 "reason, summary, warnings, notes, extra FROM results WHERE run_id = ? "
                 "ORDER BY id", (run_id,)):
-            def column(name, text, want=dict):
-                return self._json(text, run_id, "results.%s of %s" % (name, bench), want)
+            def column(name, raw, want=dict):
+                return self._json(raw, run_id, "results.%s of %s" % (name, bench), want)
             run.results.append(Result(
                 bench=bench, metric=metric, unit=unit, better=better, shape=shape, x=x,
                 x_name=x_name, params=column("params", params), status=status, reason=reason,

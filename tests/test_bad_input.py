@@ -100,6 +100,20 @@ def all_commands(run_file, tmp_path):
 READERS = 6     # the first six of all_commands only read
 
 
+def readers_answer_writers_refuse(db, run_file, tmp_path, words, cli=osmeter):
+    """Item 7 on a healthy store in a place that cannot be written: the commands that
+    only read answer; the others say why in one line, never 'move it aside'."""
+    before = state(db)
+    commands = all_commands(run_file, tmp_path)
+    for args in commands[:READERS]:
+        r = cli(*args, db=db)
+        assert r.returncode == 0 and "error" not in r.stderr, (args, r.stderr)
+    for args in commands[READERS:]:
+        line = refused(cli(*args, db=db), words=words)
+        assert "move it aside" not in line
+    assert state(db) == before
+
+
 # ---- damaged and foreign databases --------------------------------------------------------
 
 def _sql(path, *statements):
@@ -218,7 +232,8 @@ def _kept_file(line) -> Path:
 
 
 def ids(db) -> list[str]:
-    return [x["id"] for x in Store(db, readonly=True).list_runs()]
+    with Store(db, readonly=True) as store:
+        return [x["id"] for x in store.list_runs()]
 
 
 def test_a_missing_store_is_empty_to_readers_and_is_not_created(tmp_path):
@@ -261,50 +276,35 @@ def test_a_store_in_an_unreadable_directory(db, run_file, tmp_path):
 
 def test_a_read_only_store_file_answers_readers_and_refuses_writers(db, run_file, tmp_path):
     os.chmod(db, 0o444)
-    before = state(db)
-    commands = all_commands(run_file, tmp_path)
-    for args in commands[:READERS]:
-        assert as_user(*args, db=db).returncode == 0, args
-    for args in commands[READERS:]:
-        line = refused(as_user(*args, db=db), words=["read-only"])
-        assert "move it aside" not in line
-    assert state(db) == before
+    readers_answer_writers_refuse(db, run_file, tmp_path, ["read-only"], cli=as_user)
 
 
 # ---- read-only and full file systems ------------------------------------------------------
 
-def _mount_or_skip(kind, **kw):
+@contextlib.contextmanager
+def mounted_or_skip(make, *args, **kw):
+    """The mount point of fsimages' make(*args) (made here, removed afterwards), or the
+    test is skipped with the reason it cannot be made."""
     try:
-        fsimages.check_available(kind)
-    except fsimages.Unavailable as e:
-        pytest.skip(str(e))
-    return fsimages.mounted(kind, **kw)
-
-
-@pytest.mark.root
-def test_a_store_on_a_read_only_file_system(template, run_file, tmp_path):
-    """Item 7: the readers answer (read-only open); the writers say why, in one line,
-    and never advise moving a healthy database aside."""
-    src = tmp_path / "osmeter-store"
-    src.mkdir()
-    shutil.copy(template, src / "results.sqlite")
-    try:
-        ctx = fsimages.read_only_bind(str(src))
+        ctx = make(*args, **kw)
         mnt = ctx.__enter__()
     except fsimages.Unavailable as e:
         pytest.skip(str(e))
     try:
-        db = Path(mnt) / "results.sqlite"
-        before = state(db)
-        commands = all_commands(run_file, tmp_path)
-        for args in commands[:READERS]:
-            osmeter(*args, db=db, check=0)
-        for args in commands[READERS:]:
-            line = refused(osmeter(*args, db=db), words=["read-only file system"])
-            assert "move it aside" not in line
-        assert state(db) == before and os.listdir(src) == ["results.sqlite"]
+        yield Path(mnt)
     finally:
         ctx.__exit__(None, None, None)
+
+
+@pytest.mark.root
+def test_a_store_on_a_read_only_file_system(template, run_file, tmp_path):
+    src = tmp_path / "osmeter-store"
+    src.mkdir()
+    shutil.copy(template, src / "results.sqlite")
+    with mounted_or_skip(fsimages.read_only_bind, str(src)) as mnt:
+        readers_answer_writers_refuse(mnt / "results.sqlite", run_file, tmp_path,
+                                      ["read-only file system"])
+    assert os.listdir(src) == ["results.sqlite"]
 
 
 def fill(directory) -> None:
@@ -323,18 +323,12 @@ def fill(directory) -> None:
 @pytest.mark.root
 def test_a_store_on_a_full_disk_answers_readers_and_refuses_writers(template, run_file,
                                                                     tmp_path):
-    with _mount_or_skip("ext4", size_mb=8) as mnt:
-        db = Path(mnt) / "results.sqlite"
+    with mounted_or_skip(fsimages.mounted, "ext4", size_mb=8) as mnt:
+        db = mnt / "results.sqlite"
         shutil.copy(template, db)
         fill(mnt)
-        before = state(db)
-        commands = all_commands(run_file, tmp_path)
-        for args in commands[:READERS]:
-            osmeter(*args, db=db, check=0)
-        for args in commands[READERS:]:
-            line = refused(osmeter(*args, db=db), words=["the disk is full"])
-            assert "move it aside" not in line
-        assert state(db) == before and integrity_ok(db)
+        readers_answer_writers_refuse(db, run_file, tmp_path, ["the disk is full"])
+        assert integrity_ok(db)
 
 
 @pytest.mark.root
@@ -342,8 +336,8 @@ def test_a_run_is_kept_when_the_disk_fills_before_it_is_stored(template, tmp_pat
     """Item 5: the disk is full when the measured run is stored: the message says so, the
     run is kept in the current directory (there is no room beside the store), and a later
     import stores it."""
-    with _mount_or_skip("ext4", size_mb=8) as mnt:
-        db = Path(mnt) / "results.sqlite"
+    with mounted_or_skip(fsimages.mounted, "ext4", size_mb=8) as mnt:
+        db = mnt / "results.sqlite"
         shutil.copy(template, db)
         before = ids(db)
         reader = sqlite3.connect(db)    # another reader: the store's index files exist
@@ -362,7 +356,8 @@ def test_a_run_is_kept_when_the_disk_fills_before_it_is_stored(template, tmp_pat
         os.unlink(os.path.join(mnt, "filler"))
         osmeter("import", kept, db=db, check=0)
         assert ids(db) == before + [run_id]
-        assert Store(db, readonly=True).load_run(run_id).results[0].samples
+        with Store(db, readonly=True) as store:
+            assert store.load_run(run_id).results[0].samples
 
 
 # ---- bad parameters: usage errors, exit 2, before anything runs ---------------------------
