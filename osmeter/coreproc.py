@@ -171,22 +171,34 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     """Run `osmeter-core run bench k=v...` once in its own process group and scratch dir.
 
     Whatever happens (timeout, Ctrl-C, crash) the group is killed and the scratch
-    directory removed before this returns or raises.
+    directory removed before this returns or raises.  Should we die without a chance to
+    do so (SIGKILL), the core notices that the pipe named in OSMETER_PARENT_FD, whose
+    write end only we hold, has closed, and does both itself (docs/protocol.md).
     """
     args = [str(core_path()), "run", bench]
     if preset:
         args.append("--preset=" + preset)
     args += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
     scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=scratch_parent)
-    run_env = dict(os.environ, OSMETER_SCRATCH=scratch)
+    try:
+        watch_r, watch_w = os.pipe()
+    except OSError as e:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return _not_started(bench, e)
+    run_env = dict(os.environ, OSMETER_SCRATCH=scratch, OSMETER_PARENT_FD=str(watch_r))
     if env:
         run_env.update(env)
     try:
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **DECODE,
-                                env=run_env, start_new_session=True)
-    except OSError as e:    # a failed repetition, not a lost run
+                                env=run_env, start_new_session=True, pass_fds=(watch_r,))
+    except BaseException as e:
+        os.close(watch_w)
         shutil.rmtree(scratch, ignore_errors=True)
-        return Invocation(bench=bench, reason="cannot start osmeter-core: %s" % (e.strerror or e))
+        if isinstance(e, OSError):
+            return _not_started(bench, e)
+        raise
+    finally:
+        os.close(watch_r)
     try:
         try:
             out, err = proc.communicate(timeout=timeout)
@@ -208,6 +220,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
                 os.killpg(proc.pid, signal.SIGKILL)  # children that outlived the core
             except (ProcessLookupError, PermissionError):
                 pass
+        os.close(watch_w)
         shutil.rmtree(scratch, ignore_errors=True)
     inv = parse_lines(bench, out.splitlines())
     inv.returncode, inv.stderr = proc.returncode, text.shown(err)
@@ -217,6 +230,11 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     if proc.returncode and proc.returncode < 0 and inv.reason and "trailer" in inv.reason:
         inv.reason = "core killed by signal %d" % -proc.returncode
     return inv
+
+
+def _not_started(bench: str, e: OSError) -> Invocation:
+    """No descriptor or process left (rlimits): a failed repetition, not a lost run."""
+    return Invocation(bench=bench, reason="cannot start osmeter-core: %s" % (e.strerror or e))
 
 
 def _remove_private_dirs(inv: Invocation, params: dict) -> None:

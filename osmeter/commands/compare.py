@@ -28,6 +28,8 @@ def register(subparsers) -> None:
     s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="exit %d when any "
                    "result is significantly slower than the baseline by more than PCT "
                    "percent" % EXIT_REGRESSION)
+    s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
+                   "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
                    help="significance level (default %(default)s)")
     s.add_argument("--min-effect", type=float, default=100 * sig.MIN_EFFECT, metavar="PCT",
@@ -42,6 +44,8 @@ def check_options(args) -> str | None:
         return "--min-effect must not be negative"
     if args.fail_on_slower is not None and args.fail_on_slower < 0:
         return "--fail-on-slower must not be negative"
+    if args.junit and args.fail_on_slower is None:
+        return "--junit writes the regression gate's outcome: give --fail-on-slower PCT"
     return None
 
 
@@ -77,6 +81,9 @@ def handle(args) -> int:
             return fail("cannot write %s: %s" % (args.output, e.strerror))
     else:
         sys.stdout.write(text)
+    if args.junit:
+        from ..formats import junit
+        junit.write_gate(cmp, args.junit)
     if cmp.gate_pct is not None:
         undecided = cmpmod.undecided_rows(cmp)
         if undecided:
