@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 
 from .. import address, coreproc
 from .common import UsageError, fail, read_secret_file
