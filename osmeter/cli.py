@@ -62,6 +62,8 @@ def main(argv=None) -> int:
         return fail(str(e))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        return 0
     except OSError as e:
         if e.errno not in OUT_OF_RESOURCES:
             raise
@@ -69,8 +71,6 @@ def main(argv=None) -> int:
                     % (e.strerror or e), 1)
     except MemoryError:
         return fail("out of memory: a limit of this process or of the system (ulimit -v)", 1)
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
