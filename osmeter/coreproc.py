@@ -61,7 +61,7 @@ def core_version() -> dict:
     out = _run_core([str(core_path()), "version"])
     if out.returncode != 0:
         raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
-    return json.loads(out.stdout)
+    return text.shown(json.loads(out.stdout))
 
 
 def list_benchmarks() -> list[dict]:
