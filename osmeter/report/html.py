@@ -14,7 +14,7 @@ from html import escape
 
 from .. import compare as cmpmod
 from .. import display
-from .. import references as refs
+from .. import remote
 from . import numbers, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
                      gate_lines, legend, row_scale, verdict_summary, verdict_text)
@@ -45,6 +45,8 @@ figcaption{font-size:12px;color:#555;margin-top:4px}
 .warn pre{white-space:pre-wrap}
 nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
 details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
+table.study{width:auto;min-width:60%}tr.ours td{background:#eef5ff}tr.derived td{font-style:italic;background:#f7f7f7}
+.published ul{margin:2px 0 6px 18px;padding:0;font-size:13px}
 """
 
 
@@ -294,7 +296,7 @@ def _runs_table(cmp) -> str:
                   raw=True)
 
 
-def _intro(page: Page, cmp, references: bool, title: str, common) -> None:
+def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) -> None:
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
     page.add('<p class="meta">Generated %s by osmeter. %d run(s), %d results.</p>' % (
@@ -304,7 +306,9 @@ def _intro(page: Page, cmp, references: bool, title: str, common) -> None:
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
         ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
-        ([("studies", "Against the studies")] if references else [])
+        ([("remote", "Remote penalty")] if remote.penalties(cmp.runs) else []) + \
+        ([("studies", "Against the studies")] if references else []) + \
+        [("study-" + v.id, v.title.split(":")[0]) for v in studies]
     page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
         '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
     page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
@@ -376,19 +380,25 @@ def _mips(page: Page, cmp) -> None:
                     [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
 
 
-def render(cmp, references: bool = False, title: str = "osmeter report") -> tuple[str, list]:
-    """(HTML text, [(figure file name, svg text)]).  The page is a sequence of sections,
-    each its own function; per family the figures come first, then the table."""
+def render(cmp, references: bool = False, title: str = "osmeter report",
+           studies: list = ()) -> tuple[str, list]:
+    """(HTML text, [(figure file name, svg text)]); studies: study views
+    (osmeter/studies/) laid out after the comparison.  The page is a sequence of
+    sections, each its own function; per family the figures come first, then the table."""
+    from . import against, study
     page = Page()
     common = display.common_level(cell_results(cmp))
-    _intro(page, cmp, references, title, common)
+    _intro(page, cmp, references, title, common, studies)
     _differs(page, cmp)
     _indices(page, cmp)
     for cat in cmp.categories:
         _category_section(page, cmp, cat, common)
     _mips(page, cmp)
+    against.remote_html(page, cmp)
     if references:
-        _references(page, cmp)
+        against.html(page, cmp)
+    for view in studies:
+        study.html(view, page)
     html = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
@@ -397,10 +407,10 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
 
 
 def write(cmp, path: str, references: bool = False, figures_dir: str | None = None,
-          title: str = "osmeter report") -> list[str]:
+          title: str = "osmeter report", studies: list = ()) -> list[str]:
     """Write the report (and each figure as an SVG file when figures_dir is given);
     returns the figures' file names.  The runner can call this after a run."""
-    text, figures = render(cmp, references, title)
+    text, figures = render(cmp, references, title, studies)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     if figures_dir:
@@ -434,59 +444,3 @@ def svgs_to_png(figures_dir: str, names: list[str], scale: float = 2.0) -> list[
             raise RasterError("rsvg-convert failed on %s: %s" % (name, r.stderr.strip()))
         made.append(os.path.basename(png))
     return made
-
-
-def _references(page: Page, cmp) -> None:
-    page.add('<h2 id="studies">Against the studies</h2>')
-    page.add('<p class="note">Published numbers from the seed studies next to this run; '
-             'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
-             'measured by an unnamed tool.</p>')
-    rows = []
-    by_study: dict[str, list] = {}
-    for rr in refs.against(cmp.runs):
-        if all(v is None for v in rr.ours):
-            continue
-        r = rr.ref
-        row = [r.study, r.source, r.system, r.machine,
-               (r.qualifier + " " if r.qualifier else "") + numbers.quantity(r.value, r.unit)]
-        for v, up in zip(rr.ours, rr.speedups):
-            row += [numbers.quantity(v, r.unit) if v is not None else "—",
-                    "×" + fmt(up) if up is not None else "—"]
-        cells = ["<td>%s</td>" % escape(c) for c in row]
-        cells.append('<td class="wrap">%s</td>' % escape(
-            r.quantity + (" (related: %s)" % r.bench if r.related else "")))
-        rows.append(cells)
-        if any(u is not None for u in rr.speedups):
-            by_study.setdefault(r.study, []).append((
-                "%s: %s" % (r.system, r.quantity),
-                [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
-    if not rows:
-        page.add("<p>None of the benchmarks in the study tables were measured in these runs.</p>")
-    else:
-        # One chart per study, each with every row that has a speed-up.
-        page.add('<div class="figs">')
-        for study, groups in by_study.items():
-            drawn = sum(1 for _, b in groups for _, u, _, _ in b if u is not None)
-            page.figure("references_speedup_%s" % study, svg.bar_chart(
-                "Speed-up over %s's systems" % study, "times faster", groups, cmp.names,
-                "this machine's median / the study's number; dashed line = equal",
-                reference=1.0), "speed-up over the machines of %s: %d rows, %s"
-                % (study, len(groups), _points(drawn)))
-        page.add("</div>")
-        page.add(_table(["study", "source", "system", "machine", "published"] +
-                        sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"], rows,
-                        raw=True))
-    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
-        page.add("<h3>Ousterhout 1990 %s: %s</h3>" % (escape(mt.table), escape(mt.caption)))
-        trows = [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
-        trows += [["this machine: %s" % n, "%s *" % fmt(m), fmt(v), fmt(mr)]
-                  for n, m, v, mr in mt.ours]
-        page.add(_table(["system", "MIPS", "%s (%s)" % (mt.quantity, mt.unit),
-                         "MIPS-relative speed"], trows))
-        if not mt.ours:
-            page.add('<p class="note">No row for this machine: the run lacks this benchmark '
-                     'or cpu.integer.</p>')
-    page.add('<p class="note">* %s MIPS-relative = (T_Sun3 / T_machine) / (MIPS_machine / '
-             'MIPS_Sun3) for times, (B_machine / B_Sun3) / (MIPS_machine / MIPS_Sun3) for '
-             'bandwidths, with Sun3 SunOS 3.5 as the reference (1.8 MIPS).</p>'
-             % escape(refs.STAND_IN))
