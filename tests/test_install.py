@@ -81,3 +81,19 @@ def test_readme_install_with_pipx(home):
     line = next(l for l in readme_install_lines() if l.startswith("pipx install"))
     _run(line, src, env)
     _works(h / ".local" / "bin" / "osmeter", env)
+
+
+def test_bootstrap_skips_the_install_when_nothing_changed(home):
+    src, h, env = home
+    first = _run("sh scripts/bootstrap.sh", src, env)
+    assert "up to date" not in first.stderr
+    _works(src / ".venv" / "bin" / "osmeter", env)
+    again = _run("sh scripts/bootstrap.sh", src, env)
+    assert "osmeter in .venv is up to date" in again.stderr
+    stamp = (src / ".venv" / ".osmeter-install-stamp").read_text()
+    with open(src / "osmeter" / "__init__.py", "a") as f:     # a source changed
+        f.write("\n")
+    changed = subprocess.run(["sh", "-c", "sh scripts/bootstrap.sh"], cwd=src, env=env,
+                             capture_output=True, text=True, timeout=900)
+    assert changed.returncode == 0 and "up to date" not in changed.stderr
+    assert (src / ".venv" / ".osmeter-install-stamp").read_text() != stamp
