@@ -80,7 +80,7 @@ def test_the_first_eta_is_within_a_factor_of_two(smoke_run):
     timing = run["run"]["environment"]["timing"]
     ratio = timing["first_estimate_s"] / timing["measuring_s"]
     assert 0.5 <= ratio <= 2.0, timing
-    m = re.search(r"measured for (\S+) \(estimated (\S+) at the start\)", first.stderr)
+    m = re.search(r"measured for (\S+) \(estimated (\S+) at the start\)", first.stdout)
     assert m and m.group(2) == display.fmt_duration(timing["first_estimate_s"])
     eta = re.search(r"progress: 0/\d+ \S+ \(1/2\), ETA (\S+)", first.stderr)
     assert eta and eta.group(1) == m.group(2)

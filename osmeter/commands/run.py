@@ -147,10 +147,10 @@ def handle(args) -> int:
     if kept.stored:
         print("stored as run %s in %s" % (", ".join(kept.stored), store.path))
     timing = done[0].environment.get("timing") or {} if done else {}
-    if timing.get("first_estimate_s") is not None:
-        print("osmeter: measured for %s (estimated %s at the start)" % (
+    if timing.get("first_estimate_s") is not None and not kept.problems:
+        print("measured for %s (estimated %s at the start)" % (
             display.fmt_duration(timing["measuring_s"]),
-            display.fmt_duration(timing["first_estimate_s"])), file=sys.stderr)
+            display.fmt_duration(timing["first_estimate_s"])))
     if args.report:
         write_report(done, args.report)
     if kept.problems:
