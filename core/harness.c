@@ -7,7 +7,6 @@
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -552,7 +551,9 @@ pid_t om_fork(void)
 {
     fflush(stdout);
     fflush(stderr);
+#ifdef __linux__
     pid_t parent = getpid();
+#endif
     pid_t pid = fork();
     if (pid == 0) {
         /* The child owns none of the parent's children or scratch directory. */
@@ -568,41 +569,6 @@ pid_t om_fork(void)
         om_child_track(pid);
     }
     return pid;
-}
-
-int om_pin_cpu(int cpu)
-{
-#ifdef __linux__
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-#else
-    (void)cpu;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-int om_apply_placement(struct om_ctx *ctx)
-{
-    if (strcmp(om_str(ctx, "pin"), "none") == 0) {
-        om_note(ctx, "placement", "unpinned (scheduler's choice of CPUs)");
-        return OM_OK;
-    }
-    int cpu = -1;
-#ifdef __linux__
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-        for (int i = CPU_SETSIZE - 1; i >= 0 && cpu < 0; i--)
-            if (CPU_ISSET(i, &allowed))
-                cpu = i;
-#endif
-    if (cpu < 0 || om_pin_cpu(cpu) != 0)
-        return om_skip(ctx, "cannot pin to one CPU on this system (%s); use pin=none",
-                       strerror(errno ? errno : ENOSYS));
-    om_note(ctx, "placement", "all processes pinned to CPU %d", cpu);
-    return OM_OK;
 }
 
 int om_ncpus(void)

@@ -154,12 +154,31 @@ void om_child_untrack(pid_t pid);
 pid_t om_fork(void);
 /* Kill (SIGKILL) and reap one tracked child. */
 void om_child_kill(pid_t pid);
-/* Pin the calling process to one CPU; returns 0, or -1 where unsupported/refused. */
-int om_pin_cpu(int cpu);
-/* Apply the benchmark's "pin" parameter (OM_PIN_PARAM): "same" pins this process, and
- * so every child forked afterwards, to one CPU (the last online one, usually the least
- * disturbed by interrupts); "none" leaves placement to the scheduler.  Records the
- * placement as note "placement".  Returns 0, or om_skip() where pinning is impossible. */
+/*
+ * Placement: which CPUs a benchmark's processes and threads run on, one rule for every
+ * family, from the benchmark's "pin" parameter (OM_PIN_PARAM, or same|split|none):
+ *   same   every process and thread on one CPU, as on the studies' uniprocessors: the
+ *          last CPU this process may use (usually the least disturbed by interrupts);
+ *   split  the far end (a server, sink or echo forked afterwards) on that CPU, and this
+ *          process, the near end, with the clients and threads it creates, on the one
+ *          before it;
+ *   none   the scheduler decides.
+ * om_place() binds the calling process, so call it before creating threads or
+ * processes: they inherit the binding (Linux, FreeBSD, DragonFly, NetBSD).  It records
+ * the placement as note "placement" and returns OM_OK, or om_skip() for pin=split on
+ * one CPU.  Where the system has no CPU binding (OpenBSD, macOS; any system in a build
+ * with -DOM_NO_AFFINITY) or refuses it (NetBSD binds for root only), the benchmark
+ * runs unpinned and the note says so ("unpinned: OpenBSD has no CPU binding ...").
+ * far_is_remote: the far end runs on another host (only this process is placed).
+ */
+struct om_placement {
+    int near_cpu; /* this process; -1: unpinned */
+    int far_cpu;  /* the far end forked afterwards; -1: unpinned or on another host */
+};
+int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl);
+/* In the far end's child right after the fork: move it to its CPU.  0, or -1 (errno). */
+int om_place_far(const struct om_placement *pl);
+/* om_place() for benchmarks without a far end (pin=same|none). */
 int om_apply_placement(struct om_ctx *ctx);
 #define OM_PIN_PARAM                                                                      \
     {"pin", OM_CHOICE, "same", NULL, NULL, 0, 0, "same|none",                            \

@@ -179,7 +179,7 @@ static int cmd_run(int argc, char **argv, int check_only)
            om_ncpus());
     printf(",\"clock\":\"CLOCK_MONOTONIC\",\"clock_resolution_ns\":%ld,"
            "\"timer_overhead_ns\":%.2f",
-           res.tv_nsec + res.tv_sec * 1000000000L, om_timer_overhead_ns());
+           (long)(res.tv_nsec + res.tv_sec * 1000000000L), om_timer_overhead_ns());
     print_nullable("compiler", OM_BUILD_CC);
     print_nullable("cflags", OM_BUILD_CFLAGS);
     printf(",\"params\":{");
