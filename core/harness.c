@@ -660,6 +660,90 @@ const char *om_sibling_path(const char *name)
     return access(path, X_OK) == 0 ? path : NULL;
 }
 
+/* ---- osmeter's own programs, through OSMETER_EXEC_WRAPPER ------------------------ */
+
+#define MAX_WRAPPER_WORDS 16
+#define MAX_OWN_ARGS 64
+static char wrapper_text[1024];
+static char *wrapper_words[MAX_WRAPPER_WORDS + 1];
+static int n_wrapper_words;
+
+/* Split once at start-up, so that a timed fork+exec does no parsing. */
+static void read_exec_wrapper(void)
+{
+    const char *w = getenv("OSMETER_EXEC_WRAPPER");
+    if (!w || !*w)
+        return;
+    if (strlen(w) >= sizeof wrapper_text) {
+        fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER is longer than %zu characters\n",
+                sizeof wrapper_text - 1);
+        om_exit(OM_BADPARAM);
+    }
+    strcpy(wrapper_text, w);
+    char *save = NULL;
+    for (char *tok = strtok_r(wrapper_text, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (n_wrapper_words == MAX_WRAPPER_WORDS) {
+            fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER has more than %d words\n",
+                    MAX_WRAPPER_WORDS);
+            om_exit(OM_BADPARAM);
+        }
+        wrapper_words[n_wrapper_words++] = tok;
+    }
+}
+
+const char *om_exec_wrapper(void) { return n_wrapper_words ? getenv("OSMETER_EXEC_WRAPPER") : NULL; }
+
+int om_exec_own(const char *path, char *const argv[])
+{
+    if (!n_wrapper_words)
+        return execv(path, argv);
+    char *args[MAX_WRAPPER_WORDS + MAX_OWN_ARGS + 2];
+    int n = 0;
+    for (int i = 0; i < n_wrapper_words; i++)
+        args[n++] = wrapper_words[i];
+    args[n++] = (char *)path;
+    for (int i = 1; argv[0] && argv[i] && i < MAX_OWN_ARGS; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    return execvp(args[0], args);
+}
+
+/* Appends s to buf as one /bin/sh word in single quotes; 0, or -1 when it does not fit. */
+static int shell_word(char *buf, size_t len, const char *s)
+{
+    size_t at = strlen(buf);
+    if (at + 3 >= len)
+        return -1;
+    if (at)
+        buf[at++] = ' ';
+    buf[at++] = '\'';
+    for (; *s; s++) {
+        const char *piece = *s == '\'' ? "'\\''" : NULL; /* ' becomes '\'' */
+        size_t plen = piece ? 4 : 1;
+        if (at + plen + 2 >= len)
+            return -1;
+        if (piece)
+            memcpy(buf + at, piece, plen);
+        else
+            buf[at] = *s;
+        at += plen;
+    }
+    buf[at++] = '\'';
+    buf[at] = 0;
+    return 0;
+}
+
+int om_shell_own(char *buf, size_t len, const char *path)
+{
+    if (len == 0)
+        return -1;
+    buf[0] = 0;
+    for (int i = 0; i < n_wrapper_words; i++)
+        if (shell_word(buf, len, wrapper_words[i]))
+            return -1;
+    return shell_word(buf, len, path);
+}
+
 int om_read_full(int fd, void *buf, size_t len)
 {
     char *p = buf;
@@ -728,6 +812,7 @@ void om_harness_init(char *argv0)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error return, not a death */
+    read_exec_wrapper();
     om_measure_timer_overhead();
 }
 

@@ -192,6 +192,19 @@ const char *om_scratch_dir(void);
 void om_remove_at_exit(const char *path);
 /* Absolute path of a sibling executable installed next to osmeter-core, or NULL. */
 const char *om_sibling_path(const char *name);
+/*
+ * Starting osmeter's own programs (the exec helpers, the static build of the core).
+ * OSMETER_EXEC_WRAPPER, words separated by spaces (e.g. "qemu-aarch64-static"), is put
+ * in front of each of them: a build for another architecture can then run under an
+ * emulator on a machine without binfmt_misc.  The core records it as note
+ * "exec_wrapper".  System programs (/bin/sh, the user's commands) are started as they
+ * are.  om_exec_own() replaces this process (argv[0] is path); it returns -1 (errno)
+ * only when the exec failed.  om_shell_own() writes path as /bin/sh words (quoted,
+ * after the wrapper's); returns 0, or -1 when it does not fit.
+ */
+const char *om_exec_wrapper(void);
+int om_exec_own(const char *path, char *const argv[]);
+int om_shell_own(char *buf, size_t len, const char *path);
 
 /* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
 int om_read_full(int fd, void *buf, size_t len);
