@@ -144,8 +144,8 @@ int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
 #ifdef BIND_NONE
     (void)cpus;
 #ifdef OM_NO_AFFINITY
-    om_note(ctx, "placement", "unpinned: this build has no CPU binding (OM_NO_AFFINITY); "
-                              "pin=%s asked for %s", pin, split ? "two CPUs" : "one CPU");
+    om_note(ctx, "placement", "unpinned: this build for %s has no CPU binding (OM_NO_AFFINITY); "
+                              "pin=%s asked for %s", system_name(), pin, split ? "two CPUs" : "one CPU");
 #else
     om_note(ctx, "placement", "unpinned: %s has no CPU binding; pin=%s asked for %s",
             system_name(), pin, split ? "two CPUs" : "one CPU");

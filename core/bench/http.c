@@ -339,6 +339,7 @@ static int run_curve(struct om_ctx *ctx, int time_request)
         return rc;
     }
     om_note(ctx, "mech", "%s", mech);
+    om_note(ctx, "file_io", "%s", httpd_file_io());
     om_note(ctx, "server_capacity", "%d connections", sc.probe->capacity);
     om_note(ctx, "timed", "%s", time_request
             ? "send() of a GET to the last byte of its response, on the newest connection "
@@ -779,6 +780,7 @@ static int run_throughput(struct om_ctx *ctx)
             return rc;
         }
         om_note(ctx, "mech", "%s", mech);
+        om_note(ctx, "file_io", "%s", httpd_file_io());
     }
     om_note(ctx, "client", "%d process%s, %s, %d keep-alive connections, one request "
                            "outstanding on each", clients, clients > 1 ? "es" : "", ev_best(),
