@@ -204,9 +204,9 @@ static enum cache_mode cache_mode(struct om_ctx *ctx)
                                          : CACHE_FADVISE;
 }
 
-/* Can this mode work here (reads_cold: the benchmark reads files it made cold)?
- * Returns OM_OK or the om_skip code. */
-static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int reads_cold)
+/* Can this mode work here (uses_fadvise: the benchmark makes files cold with
+ * posix_fadvise in this mode)?  Returns OM_OK or the om_skip code. */
+static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int uses_fadvise)
 {
     if (mode == CACHE_DROP && geteuid() != 0)
         return om_skip(ctx, "cache=drop_caches needs root (use cache=fadvise)");
@@ -219,7 +219,7 @@ static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int reads_cold)
         return om_skip(ctx, "cache=direct: this system has no O_DIRECT");
 #endif
 #ifndef HAVE_FADVISE
-    if (mode != CACHE_WARM && reads_cold)
+    if (uses_fadvise)
         return om_skip(ctx, "cache=%s needs posix_fadvise(POSIX_FADV_DONTNEED) to make the "
                             "file cold, and this system has none (cache=warm measures the "
                             "page cache)", om_str(ctx, "cache"));
@@ -597,7 +597,10 @@ static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
 {
     struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
                        .fsync = strcmp(om_str(ctx, "fsync"), "yes") == 0};
-    int rc = cache_check(ctx, b.cache, phase != B_WRITE);
+    /* cache=direct bypasses the cache, except for the per-character reads */
+    int uses_fadvise = phase != B_WRITE && b.cache != CACHE_WARM &&
+                       (b.cache != CACHE_DIRECT || phase == B_READ);
+    int rc = cache_check(ctx, b.cache, uses_fadvise);
     if (rc)
         return rc;
     long long sizes[OM_MAX_LIST];
