@@ -638,6 +638,27 @@ const char *om_scratch_dir(void)
 
 static char *saved_argv0;
 
+/* This program's path without /proc: argv[0] as given, or found on PATH as a shell
+ * finds it (the BSDs, macOS).  0, or -1. */
+static int self_from_argv0(char self[PATH_MAX])
+{
+    if (!saved_argv0 || !*saved_argv0)
+        return -1;
+    if (strchr(saved_argv0, '/'))
+        return realpath(saved_argv0, self) ? 0 : -1;
+    const char *dirs = getenv("PATH");
+    char candidate[PATH_MAX];
+    for (const char *d = dirs ? dirs : ""; *d;) {
+        size_t len = strcspn(d, ":");
+        if (snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, len ? d : ".",
+                     saved_argv0) < (int)sizeof candidate &&
+            access(candidate, X_OK) == 0 && realpath(candidate, self))
+            return 0;
+        d += len + (d[len] == ':');
+    }
+    return -1;
+}
+
 const char *om_sibling_path(const char *name)
 {
     static char path[PATH_MAX + 256];
@@ -648,9 +669,7 @@ const char *om_sibling_path(const char *name)
 #endif
     if (n > 0)
         self[n] = 0;
-    else if (saved_argv0 && strchr(saved_argv0, '/') && realpath(saved_argv0, self))
-        ;
-    else
+    else if (self_from_argv0(self))
         return NULL;
     char *slash = strrchr(self, '/');
     if (!slash)

@@ -225,3 +225,19 @@ def test_the_native_core_uses_sendfile_and_reports_its_c_library():
     inv = core.invoke("net.http_throughput", preset="smoke", timeout=120)
     assert inv.status == "ok" and inv.notes["file_io"] == "sendfile"
     assert inv.header["libc"]["name"] in ("glibc", "musl")
+
+
+# ---- without /proc, as on the BSDs and macOS ------------------------------------------
+
+@pytest.mark.root
+def test_without_proc_the_core_finds_its_helpers_on_path(built_core, tmp_path):
+    """With /proc hidden (a private mount namespace) the core knows its own path only
+    from argv[0]; started by name from PATH, it must still find the exec helpers."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    script = ('mount -t tmpfs none /proc && cd "%s" && PATH="%s:$PATH" '
+              'osmeter-core run proc.exec.dynamic --preset=smoke' % (tmp_path, built_core))
+    r = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    inv = core.parse_lines("proc.exec.dynamic", r.stdout.splitlines())
+    assert inv.status == "ok", (inv.reason, r.stderr)
