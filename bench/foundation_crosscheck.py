@@ -25,13 +25,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import core  # noqa: E402
+from osmeter import coreproc  # noqa: E402
 
 TARGET = 0.20
 
 
 def osmeter(bench, metric, **params):
-    inv = core.invoke(bench, params=params, timeout=300)
+    inv = coreproc.invoke(bench, params=params, timeout=300)
     if inv.status != "ok":
         raise SystemExit("%s: %s" % (bench, inv.reason))
     return statistics.median(inv.values(metric)), inv

@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import core, fsinfo  # noqa: E402
+from osmeter import coreproc, fsinfo  # noqa: E402
 from tests import fsimages  # noqa: E402
 
 BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
@@ -45,7 +45,7 @@ def quick_overrides(benches: list[str]) -> list[str]:
     """--param ID.KEY=VALUE for every parameter whose quick value differs from the
     default: the front-end runs explicitly named benchmarks at default sizes."""
     out = []
-    for b in core.list_benchmarks():
+    for b in coreproc.list_benchmarks():
         for p in b["params"] if b["id"] in benches else []:
             if p["quick"] != p["default"]:
                 out += ["--param", "%s.%s=%s" % (b["id"], p["name"], p["quick"])]
@@ -100,8 +100,8 @@ def via_core(args, benches, columns) -> tuple[dict, dict, dict]:
     for rep in range(args.runs):
         for bench in benches:
             for col, d in columns.items():
-                inv = core.invoke(bench, params={"dir": d}, timeout=3600,
-                                  preset=None if args.preset == "default" else args.preset)
+                inv = coreproc.invoke(bench, params={"dir": d}, timeout=3600,
+                                      preset=None if args.preset == "default" else args.preset)
                 if inv.status != "ok":
                     skipped.setdefault(bench, {})[col] = "%s: %s" % (inv.status, inv.reason)
                     continue
@@ -134,7 +134,7 @@ def print_table(benches, columns, values, units, skipped, runs):
     names = list(columns)
     width = max(10, *(len(n) for n in names)) + 1
     metric_order = {}
-    for b in core.list_benchmarks():
+    for b in coreproc.list_benchmarks():
         for i, m in enumerate(b["metrics"]):
             metric_order[(b["id"], m["name"])] = i
     rows = sorted(values, key=lambda k: (benches.index(k[0]), metric_order.get(k[:2], 99),

@@ -29,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import core, fsinfo  # noqa: E402
+from osmeter import coreproc, fsinfo  # noqa: E402
 
 TARGET = (0.67, 1.5)   # osmeter / bonnie++ on a quiet machine
 
@@ -66,8 +66,8 @@ def osmeter(d: str, size: int) -> dict:
             ("fs.bonnie.write", "block", "block write (osmeter default)", "fadvise", "yes"),
             ("fs.bonnie.rewrite", "rewrite", "rewrite (osmeter default)", "fadvise", "yes"),
             ("fs.bonnie.read", "block", "block read (osmeter default)", "fadvise", "yes")):
-        inv = core.invoke(bench, params={"dir": d, "sizes": str(size), "cache": cache,
-                                         "fsync": sync}, timeout=3600)
+        inv = coreproc.invoke(bench, params={"dir": d, "sizes": str(size), "cache": cache,
+                                             "fsync": sync}, timeout=3600)
         if inv.status != "ok":
             raise SystemExit("%s: %s %s" % (bench, inv.status, inv.reason))
         out[label] = inv.values(metric)[0]

@@ -63,10 +63,12 @@ struct om_ctx;
 typedef int (*om_run_fn)(struct om_ctx *ctx);
 
 struct om_bench {
-    const char *id;     /* e.g. "ctx.pipe_pingpong" (see shared/seed-experiments.md) */
+    const char *id;     /* "family.experiment", e.g. "ctx.pipe_pingpong"; the family names
+                           the file (exceptions: docs/adding-a-benchmark.md) */
     const char *help;   /* one line: what it measures */
     const char *source; /* where it comes from: "O90 T3; LB96 §5; MG05 T1", or "osmeter" */
-    const char *suites; /* comma list of suites it belongs to: "quick,full,o90,lb96,mg05" */
+    const char *suites; /* comma list of suites it belongs to: "quick,full,o90,lb96,mg05";
+                           each one a suite of SUITES in osmeter/catalog.py */
     double est_seconds; /* rough duration of one repetition at default size, for the ETA */
     om_run_fn run;
     struct om_param params[OM_MAX_PARAMS];

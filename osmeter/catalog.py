@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from . import core
+from . import coreproc
 
 # Suite name -> (description, parameter preset used when running it).
 SUITES = {
@@ -25,6 +25,15 @@ SUITES = {
 }
 DEFAULT_SUITE = "quick"
 
+# The parameter sizes every benchmark declares: the studies' (default), the quick suite's
+# and the smallest that still runs (smoke); `osmeter-core list` gives each parameter one
+# value per preset.
+PRESETS = ("default", "quick", "smoke")
+
+# Parameters that change how long a measurement takes, not what it measures (the
+# harness's OM_BATCH_PARAMS).
+TIMING_PARAMS = ("samples", "batch_ms")
+
 
 class CatalogError(Exception):
     """A one-line, user-facing problem with what was asked for."""
@@ -32,7 +41,7 @@ class CatalogError(Exception):
 
 class Catalog:
     def __init__(self, benches: list[dict] | None = None):
-        self.benches = benches if benches is not None else core.list_benchmarks()
+        self.benches = benches if benches is not None else coreproc.list_benchmarks()
         self.by_id = {b["id"]: b for b in self.benches}
 
     def suite(self, name: str) -> list[str]:

@@ -1,7 +1,10 @@
-"""Plain-text tables for the terminal: runs, results, benchmark lists."""
+"""Terminal output: plain-text tables of runs, results and benchmark lists, and the
+progress line of a run."""
 from __future__ import annotations
 
 import math
+import sys
+import time
 
 from .model import Result, Run
 
@@ -123,3 +126,39 @@ def run_header(run: Run) -> str:
     for w in (run.environment or {}).get("warnings", []):
         lines.append("  warning: %s" % w)
     return "\n".join(lines)
+
+
+class Progress:
+    """One line on a terminal (bar, current benchmark, ETA); sparse lines otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done = total, 0
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.last_line = 0.0
+        self.start = time.monotonic()
+
+    def show(self, what: str, remaining_s: float):
+        if not self.enabled:
+            return
+        eta = _fmt_duration(remaining_s)
+        if self.tty:
+            width = 24
+            filled = int(width * self.done / max(1, self.total))
+            line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
+                                                  self.done, self.total, what[:34], eta)
+            sys.stderr.write("\r" + line[:120])
+            sys.stderr.flush()
+        elif time.monotonic() - self.last_line > 15 or self.done == 0:
+            sys.stderr.write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
+            self.last_line = time.monotonic()
+
+    def finish(self):
+        if self.tty:
+            sys.stderr.write("\r" + " " * 120 + "\r")
+            sys.stderr.flush()
+
+
+def _fmt_duration(s: float) -> str:
+    s = max(0, int(s))
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s

@@ -96,14 +96,15 @@ _CC06_RELATED = {"lat.syscall": ("syscall.getpid", "latency"),
                  "lat.exec": ("proc.exec.dynamic", None),
                  "lat.signal": ("lat.signal", "catch")}
 
-# Numbers LB96 states in prose (its tables are lost): (bench, metric, x, system key,
-# quantity substring, unit) -> chosen by matching the [[stated]] entries.
+# Numbers LB96 states in prose (its tables are lost): (bench, metric, x, how the
+# [[stated]] entry's quantity starts).  ttcp's UDP bandwidth is what arrived (a sender
+# can hand datagrams to send() faster than they are delivered), so `received`.
 _LB96_PROSE = [
     ("ctx.pipe_pingpong", "round_trip", None, "context switch between two active processes"),
     ("ctx.pipe_self", None, None, "overhead of sending a byte"),
-    ("net.udp_ttcp", None, "peak", "UDP bandwidth (peak"),
-    ("net.udp_ttcp", None, "peak", "peak UDP bandwidth"),
-    ("net.udp_ttcp", None, "peak", "UDP bandwidth"),
+    ("net.udp_ttcp", "received", "peak", "UDP bandwidth (peak"),
+    ("net.udp_ttcp", "received", "peak", "peak UDP bandwidth"),
+    ("net.udp_ttcp", "received", "peak", "UDP bandwidth"),
     ("mem.read", None, "peak", "peak read bandwidth from the first-level cache"),
     ("mem.write_prefetch", None, "peak", "peak write bandwidth of the prefetching"),
     ("mem.copy_prefetch", None, "peak", "peak copy bandwidth of the prefetching"),

@@ -1,5 +1,6 @@
 """Running a plan: repetitions in separate processes, interleaved, with progress,
-interference watching, interruption and storage.
+interference watching, interruption and storage.  What to run comes from plan.py; the
+samples become results in results.py.
 
 Repetitions are interleaved round-robin (every benchmark once, then every benchmark
 again, ...) and, when several variants are measured on one host (several --dir), the
@@ -9,116 +10,24 @@ them alike.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
-import pkgutil
 import secrets
-import shlex
 import signal
-import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 
-from . import __version__, core, curves, families, fsinfo, monitor, stats, sysinfo
-from .catalog import Catalog, CatalogError
-from .model import Result, Run, Sample
+from . import __version__, coreproc, display, fsinfo, monitor, results, sysinfo
+from .catalog import Catalog
+from .model import Run
+from .plan import Options, PlanItem, Variant, effective_params
 
 
 class Interrupted(Exception):
     """Ctrl-C or SIGTERM during a run."""
 
 
-@dataclass
-class PlanItem:
-    bench: str
-    params: dict = field(default_factory=dict)   # user overrides (strings)
-    preset: str = "default"
-    name: str | None = None   # stored results' bench id when not `bench` (cmd.NAME)
-
-    @property
-    def result_id(self) -> str:
-        return self.name or self.bench
-
-
-@dataclass
-class Variant:
-    """One configuration measured on this host; becomes one stored run."""
-    name: str | None = None                       # e.g. "dir=/mnt/xfs"
-    params: dict = field(default_factory=dict)    # applied to benchmarks that declare them
-    facts: dict = field(default_factory=dict)     # recorded with the run (fs of --dir, ...)
-
-
-@dataclass
-class Options:
-    runs: int = 5
-    label: str | None = None
-    suite: str | None = None
-    smoke: bool = False
-    timeout: float = 900.0
-    env: dict = field(default_factory=dict)       # extra environment for the core
-    progress: bool = True
-    command: str = ""
-
-
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
-def validate(catalog: Catalog, items: list[PlanItem], variants: list[Variant]) -> None:
-    """Ask the core to check every parameter of the plan before anything runs."""
-    import subprocess
-    for item in items:
-        for variant in variants:
-            params = effective_params(catalog, item, variant)
-            args = [str(core.core_path()), "check", item.bench] + [
-                "%s=%s" % kv for kv in params.items()]
-            r = subprocess.run(args, capture_output=True, text=True, timeout=30)
-            if r.returncode != 0:
-                msg = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "invalid"
-                raise CatalogError(msg.replace("osmeter-core: ", ""))
-
-
-def effective_params(catalog: Catalog, item: PlanItem, variant: Variant) -> dict:
-    params = {k: v for k, v in variant.params.items() if catalog.declares(item.bench, k)}
-    params.update(item.params)
-    return params
-
-
-class Progress:
-    """One line on a terminal (bar, current benchmark, ETA); sparse lines otherwise."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done = total, 0
-        self.enabled = enabled
-        self.tty = enabled and sys.stderr.isatty()
-        self.last_line = 0.0
-        self.start = time.monotonic()
-
-    def show(self, what: str, remaining_s: float):
-        if not self.enabled:
-            return
-        eta = _fmt_duration(remaining_s)
-        if self.tty:
-            width = 24
-            filled = int(width * self.done / max(1, self.total))
-            line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
-                                                  self.done, self.total, what[:34], eta)
-            sys.stderr.write("\r" + line[:120])
-            sys.stderr.flush()
-        elif time.monotonic() - self.last_line > 15 or self.done == 0:
-            sys.stderr.write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
-            self.last_line = time.monotonic()
-
-    def finish(self):
-        if self.tty:
-            sys.stderr.write("\r" + " " * 120 + "\r")
-            sys.stderr.flush()
-
-
-def _fmt_duration(s: float) -> str:
-    s = max(0, int(s))
-    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
 
 
 def _raise_interrupted(signum, frame):
@@ -133,7 +42,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     'interrupted', stored, and Interrupted is raised to the caller.
     """
     started = dt.datetime.now(dt.timezone.utc)
-    build = core.core_version()
+    build = coreproc.core_version()
     scratch_parent = tempfile.gettempdir()
     base_info = sysinfo.collect(build)
     base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
@@ -156,7 +65,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     invocations = [defaultdict(list) for _ in variants]
     durations: dict[str, list[float]] = defaultdict(list)
     total = opts.runs * len(items) * len(variants)
-    progress = Progress(total, opts.progress)
+    progress = display.Progress(total, opts.progress)
     interrupted = False
     old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
@@ -169,9 +78,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
                     t0 = time.monotonic()
-                    inv = core.invoke(item.bench, params=params, preset=item.preset,
-                                      timeout=opts.timeout, scratch_parent=scratch_parent,
-                                      env=opts.env)
+                    inv = coreproc.invoke(item.bench, params=params, preset=item.preset,
+                                          timeout=opts.timeout, scratch_parent=scratch_parent,
+                                          env=opts.env)
                     durations[item.bench].append(time.monotonic() - t0)
                     interference = monitor.between(before, monitor.Snapshot.take())
                     invocations[v][item.result_id].append((rep, inv, interference))
@@ -188,8 +97,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env_after = monitor.before_run() if not interrupted else {}
         for run, invs in zip(runs, invocations):
-            run.results = build_results(catalog, items, invs)
-            derive(run)
+            run.results = results.build_results(catalog, items, invs)
+            results.derive(run)
             run.finished = finished
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")
@@ -221,94 +130,3 @@ def _remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, curren
     position = items.index(current)
     this_round = sum(per_rep(it.bench) for it in items[position:]) * nvariants
     return this_round + per_round * (runs - rep - 1)
-
-
-def build_results(catalog: Catalog, items: list[PlanItem], invs: dict) -> list[Result]:
-    results = []
-    for item in items:
-        reps = invs.get(item.result_id)
-        if not reps:
-            continue
-        mine = results_for_bench(catalog.by_id[item.bench], reps)
-        for r in mine:   # a user's command is stored under its own name
-            r.bench = item.result_id
-        results += mine
-    return results
-
-
-def results_for_bench(meta: dict, reps: list) -> list[Result]:
-    """Turn the invocations of one benchmark into Results (one per metric, per x for sweeps)."""
-    ok = [(rep, inv, itf) for rep, inv, itf in reps if inv.status == "ok"]
-    bad = [(rep, inv) for rep, inv, _ in reps if inv.status != "ok"]
-    metrics = {m["name"]: m for m in meta["metrics"]}
-    params = next((inv.header.get("params", {}) for _, inv, _ in reps if inv.header), {})
-    if not ok:
-        status = "skipped" if all(inv.status == "skipped" for _, inv in bad) else "failed"
-        reason = next((inv.reason for _, inv in bad if inv.reason), "no reason given")
-        return [Result(bench=meta["id"], metric=m["name"], unit=m["unit"], better=m["better"],
-                       shape=m["shape"], x_name=m["x_name"], params=params, status=status,
-                       reason=reason) for m in meta["metrics"]]
-
-    grouped: dict[tuple, list[Sample]] = defaultdict(list)
-    for rep, inv, _ in ok:
-        for metric, x, value in inv.samples:
-            shape = metrics[metric]["shape"]
-            key_x = x if shape == "sweep" else None
-            grouped[(metric, key_x)].append(Sample(rep, x, value))
-
-    common_warnings = []
-    if bad:
-        common_warnings.append("%d of %d repetitions did not complete: %s"
-                               % (len(bad), len(reps), bad[0][1].reason))
-    # Interference, added up over the repetitions that measured.
-    common_warnings += monitor.judge([itf for _, _, itf in ok])
-    notes = merge_notes([inv.notes for _, inv, _ in ok])
-    notes["interference"] = [itf.to_dict() for _, _, itf in ok]
-
-    order = {m["name"]: i for i, m in enumerate(meta["metrics"])}
-    results = []
-    for (metric, x), samples in sorted(grouped.items(),
-                                       key=lambda kv: (order[kv[0][0]], kv[0][1] or 0)):
-        m = metrics[metric]
-        summary = stats.summarize(samples)
-        warnings = list(common_warnings)
-        if m["shape"] != "scatter":
-            warnings += stats.reliability_warnings(summary)
-        results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
-                              better=m["better"], shape=m["shape"], x=x, x_name=m["x_name"],
-                              params=params, samples=samples, summary=summary,
-                              warnings=warnings, notes=notes))
-    return results
-
-
-def merge_notes(per_rep: list[dict]) -> dict:
-    """One value where every repetition agrees, the list of values where they differ."""
-    keys = []
-    for n in per_rep:
-        keys += [k for k in n if k not in keys]
-    merged = {}
-    for k in keys:
-        values = [n.get(k) for n in per_rep]
-        merged[k] = values[0] if all(v == values[0] for v in values) else values
-    return merged
-
-
-def derive(run: Run) -> None:
-    """Curve classification of scatters, then each family's own analysis."""
-    for r in run.results:
-        if r.shape == "scatter" and r.status == "ok" and r.samples:
-            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
-    for mod_info in pkgutil.iter_modules(families.__path__):
-        mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
-        fn = getattr(mod, "derive", None)
-        if fn is None:
-            continue
-        for bench in sorted({r.bench for r in run.results}):
-            mine = [r for r in run.results if r.bench == bench]
-            extra = fn(bench, mine, run.sysinfo) or []
-            run.results += extra
-
-
-def command_line() -> str:
-    return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])
-

@@ -39,6 +39,10 @@ class StoreError(Exception):
     """A one-line, user-facing problem with the results database."""
 
 
+class AlreadyStored(StoreError):
+    """save_run(replace=False) found a run of that id in the store."""
+
+
 def default_db_path() -> Path:
     """$OSMETER_DB, else the user's data directory (XDG on Unix, ~/Library on macOS)."""
     if os.environ.get("OSMETER_DB"):
@@ -131,11 +135,17 @@ class Store:
 
     # ---- writing -------------------------------------------------------------------
 
-    def save_run(self, run: Run) -> None:
-        """Insert (or replace) a whole run in one transaction."""
+    def save_run(self, run: Run, replace: bool = True) -> None:
+        """Insert (or replace) a whole run in one transaction.  With replace=False a run
+        already stored raises AlreadyStored, checked inside the transaction: of two
+        simultaneous imports of one run exactly one stores it."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
             try:
+                if not replace and self.db.execute("SELECT 1 FROM runs WHERE id = ?",
+                                                   (run.id,)).fetchone():
+                    raise AlreadyStored("run %s is already stored (use --replace to "
+                                        "overwrite it)" % run.id)
                 self.db.execute("DELETE FROM runs WHERE id = ?", (run.id,))
                 self.db.execute(
                     "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",

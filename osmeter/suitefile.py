@@ -25,10 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import runner, usercmd
-from .catalog import Catalog, CatalogError
+from . import plan, user_command
+from .catalog import PRESETS, Catalog, CatalogError
 
-PRESETS = ("default", "quick", "smoke")
 SUITE_KEYS = {"label": str, "runs": int, "preset": str}
 BENCH_KEYS = {"id": str, "params": dict, "preset": str}
 COMMAND_KEYS = {"name": str, "run": (list, str), "shell": bool, "setup": str, "cleanup": str,
@@ -43,7 +42,7 @@ class SuiteFileError(CatalogError):
 @dataclass
 class SuiteFile:
     path: str
-    items: list = field(default_factory=list)      # runner.PlanItem
+    items: list = field(default_factory=list)      # plan.PlanItem
     label: str | None = None
     runs: int | None = None
 
@@ -219,7 +218,7 @@ def _bench_items(loc, catalog, i, entry, preset) -> list:
         ids = catalog.select([entry["id"]])
     except CatalogError as e:
         raise loc.error("%s: %s" % (_where("bench", i, entry, "id"), e), "bench", i, "id")
-    ids = [b for b in ids if b != usercmd.CORE_BENCH]
+    ids = [b for b in ids if b != user_command.CORE_BENCH]
     if not ids:
         raise loc.error("%s: use a [[command]] entry for your own command"
                         % _where("bench", i, entry, "id"), "bench", i, "id")
@@ -239,9 +238,9 @@ def _bench_items(loc, catalog, i, entry, preset) -> list:
                 raise loc.error("%s: %s has no parameter '%s' (it has: %s)"
                                 % (_where("bench", i, entry, "params"), bench, key,
                                    names or "none"), "bench", i, "params")
-        item = runner.PlanItem(bench=bench, params=dict(params), preset=preset)
+        item = plan.PlanItem(bench=bench, params=dict(params), preset=preset)
         try:   # the core checks values and bounds
-            runner.validate(catalog, [item], [runner.Variant()])
+            plan.validate(catalog, [item], [plan.Variant()])
         except CatalogError as e:
             raise loc.error("%s: %s" % (_where("bench", i, entry, "params"), e),
                             "bench", i, "params" if params else "id")
@@ -257,11 +256,11 @@ def _command_item(loc, i, entry, preset):
                             "command", i)
     shell = entry.get("shell", isinstance(entry["run"], str))
     try:
-        return usercmd.command_item(
+        return user_command.command_item(
             entry["name"], entry["run"], shell=shell, setup=entry.get("setup"),
             cleanup=entry.get("cleanup"), cold_cache=entry.get("cold_cache", False),
             warmup=entry.get("warmup"), samples=entry.get("samples"),
             timeout=entry.get("timeout"), output=entry.get("output"), preset=preset)
-    except usercmd.CommandError as e:
+    except user_command.CommandError as e:
         raise loc.error("%s: %s" % (_where("command", i, entry), e), "command", i,
                         e.key or "run")

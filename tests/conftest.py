@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import core, monitor  # noqa: E402
+from osmeter import coreproc, monitor  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -49,7 +49,7 @@ def built_core():
                            text=True)
         if r.returncode != 0:
             pytest.exit("building the core failed:\n" + r.stdout + r.stderr, returncode=1)
-    return core.core_dir()
+    return coreproc.core_dir()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -109,9 +109,9 @@ def pytest_configure(config):
 
 @pytest.fixture
 def smoke():
-    """smoke(bench, **params) -> core.Invocation of one smoke-sized run; must be ok."""
+    """smoke(bench, **params) -> coreproc.Invocation of one smoke-sized run; must be ok."""
     def run(bench: str, expect: str = "ok", **params):
-        inv = core.invoke(bench, params=params, preset="smoke", timeout=120)
+        inv = coreproc.invoke(bench, params=params, preset="smoke", timeout=120)
         assert inv.status == expect, "%s: %s (%s)\n%s" % (bench, inv.status, inv.reason,
                                                           inv.stderr)
         return inv

@@ -1,4 +1,5 @@
-"""Synthetic runs with known differences, for the comparison and report tests.
+"""Synthetic runs with known differences, for the comparison and report tests; a tiny
+catalogue of two benchmarks for the runner's and the results' units.
 
 Values are drawn from a seeded generator; `speed` scales every benchmark (2.0 = twice as
 fast: half the time, twice the bandwidth), so the expected verdicts are known.
@@ -9,7 +10,17 @@ import math
 import random
 from statistics import mean, median, pstdev
 
+from osmeter.catalog import Catalog
 from osmeter.model import Result, Run, Sample
+
+
+def fake_catalog() -> Catalog:
+    """Benchmarks "a" and "b" (10 and 20 s per repetition), one latency metric each."""
+    def bench(bid, est):
+        return {"id": bid, "est_seconds": est, "params": [], "suites": [],
+                "metrics": [{"name": "latency", "unit": "ns", "better": "lower",
+                             "shape": "point", "x_name": None}]}
+    return Catalog([bench("a", 10), bench("b", 20)])
 
 
 def summarize(values: list[float]) -> dict:
@@ -79,12 +90,14 @@ def make_run(run_id: str, label: str | None = None, speed: float = 1.0, seed: in
                            "intercept_ns": 20000.0 / speed, "r2": 0.9, "disagree": False}
     results.append(scat)
     derived = Result(bench="fs.openclose", metric="per_component", unit="ns", better="lower",
-                     shape="derived", summary={"n": 1, "median": 200.0 / speed})
+                     shape="derived", summary={"n": 1, "median": 200.0 / speed,
+                                               "ci_low": 200.0 / speed, "ci_high": 200.0 / speed})
     results.append(derived)
-    sysinfo = {"os": {"name": "Debian GNU/Linux", "version": "12"}, "kernel": kernel,
+    sysinfo = {"os": {"name": "Debian GNU/Linux", "version": "12"},
+               "kernel": {"name": "Linux", "release": kernel},
                "cpu": {"model": "Synthetic CPU", "cores": 2, "threads": 2,
                        "caches": [{"level": 1, "size": "32K"}, {"level": 2, "size": "1M"}]},
-               "libc": "glibc 2.36", "uptime_s": rng.random() * 1000,
+               "libc": {"name": "glibc", "version": "2.36"}, "uptime_s": rng.random() * 1000,
                "mitigations": {"spectre_v2": "Mitigation: Retpolines"}}
     return Run(id=run_id, label=label, started="2026-11-22T08:%02d:00Z" % seed, status="complete",
                suite="quick", smoke=smoke, osmeter_version="0.1.0", sysinfo=sysinfo,

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 PROCESS_METRICS = ("wall", "user", "system", "max_rss")
 
@@ -19,8 +19,8 @@ PROGRAMS = {
 
 
 def run(bench, **params):
-    inv = core.invoke(bench, params={k: str(v) for k, v in params.items()}, preset="smoke",
-                      timeout=120)
+    inv = coreproc.invoke(bench, params={k: str(v) for k, v in params.items()}, preset="smoke",
+                          timeout=120)
     if inv.status == "skipped":
         assert inv.reason.endswith("not installed") or "not ImageMagick" in inv.reason
         assert not inv.samples
@@ -74,7 +74,7 @@ def test_real_time_decode_reports_a_cpu_share():
 
 def test_a_missing_program_skips_with_its_name(tmp_path):
     # PATH without the program: the test says so instead of producing a number.
-    inv = core.invoke("app.start.perl", preset="smoke", env={"PATH": str(tmp_path)})
+    inv = coreproc.invoke("app.start.perl", preset="smoke", env={"PATH": str(tmp_path)})
     assert inv.status == "skipped" and inv.reason == "perl not installed" and not inv.samples
 
 
@@ -82,8 +82,8 @@ def test_a_convert_that_is_not_imagemagick_is_not_timed(tmp_path):
     fake = tmp_path / "convert"
     fake.write_text("#!/bin/sh\necho 'not the real thing'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    inv = core.invoke("app.convert.jpeg_png", preset="smoke",
-                      env={"PATH": str(tmp_path)})
+    inv = coreproc.invoke("app.convert.jpeg_png", preset="smoke",
+                          env={"PATH": str(tmp_path)})
     assert inv.status == "skipped" and not inv.samples
     assert "ImageMagick not installed" in inv.reason and str(fake) in inv.reason
 

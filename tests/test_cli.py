@@ -157,13 +157,13 @@ def test_preset_chooses_sizes_for_named_ids(db):
 
 
 def test_private_dir_of_a_killed_core_is_removed(tmp_path):
-    from osmeter import core
+    from osmeter import coreproc
     left = tmp_path / "osmeter-fs.abc123"
     (left / "tree").mkdir(parents=True)
     foreign = tmp_path / "users-own-dir"
     foreign.mkdir()
-    inv = core.Invocation(bench="fs.crtdel", notes={"directory": [str(left), str(foreign)]})
-    core._remove_private_dirs(inv, {"dir": str(tmp_path)})
+    inv = coreproc.Invocation(bench="fs.crtdel", notes={"directory": [str(left), str(foreign)]})
+    coreproc._remove_private_dirs(inv, {"dir": str(tmp_path)})
     assert not left.exists() and foreign.exists()    # only what osmeter made
 
 

@@ -178,11 +178,11 @@ def test_regressions_listed_only_beyond_threshold():
 def test_metadata_diff_shows_what_differs_and_skips_volatile_keys():
     a = make_run("ra", "A", seed=1, kernel="6.1.0")
     b = make_run("rb", "B", seed=2, kernel="6.6.0")
-    b.sysinfo["libc"] = "musl 1.2.4"
+    b.sysinfo["libc"] = {"name": "musl", "version": "1.2.4"}
     diff, same = compare.metadata_diff([a, b])
     keys = dict(diff)
-    assert keys["kernel"] == ["6.1.0", "6.6.0"]
-    assert keys["libc"] == ["glibc 2.36", "musl 1.2.4"]
+    assert keys["kernel.release"] == ["6.1.0", "6.6.0"]
+    assert keys["libc.name"] == ["glibc", "musl"]
     assert "uptime_s" not in keys and "run.started" not in keys
     assert "cpu.model" not in keys and same > 5
     assert compare.flatten({"cpu": {"caches": [{"level": 1}, {"level": 2}]}, "x": [1, 2]}) == {

@@ -73,14 +73,14 @@ def test_a_helper_that_cannot_be_executed_fails_quickly(tmp_path, monkeypatch):
     import shutil
     import time
 
-    from osmeter import core
+    from osmeter import coreproc
     for name in ("osmeter-core", "osmeter-core-static"):
-        shutil.copy2(core.core_dir() / name, tmp_path / name)
+        shutil.copy2(coreproc.core_dir() / name, tmp_path / name)
     broken = tmp_path / "osmeter-helper-dynamic"
     broken.write_text("not a program\n")
     broken.chmod(0o755)
     monkeypatch.setenv("OSMETER_CORE_DIR", str(tmp_path))
     start = time.monotonic()
-    inv = core.invoke("proc.exec.dynamic", preset="smoke", timeout=60)
+    inv = coreproc.invoke("proc.exec.dynamic", preset="smoke", timeout=60)
     assert inv.status == "failed" and "exec of the helper failed" in inv.reason
     assert time.monotonic() - start < 30   # never a wait for a byte that will not come

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import core, fsinfo
+from osmeter import coreproc, fsinfo
 from tests import fsimages
 
 FS_BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
@@ -36,7 +36,7 @@ def fsdir(request):
 
 
 def run_in(bench, d, expect="ok", **params):
-    inv = core.invoke(bench, params=dict(params, dir=d), preset="smoke", timeout=120)
+    inv = coreproc.invoke(bench, params=dict(params, dir=d), preset="smoke", timeout=120)
     assert inv.status == expect, "%s in %s: %s (%s)\n%s" % (bench, d, inv.status, inv.reason,
                                                             inv.stderr)
     return inv
@@ -98,8 +98,8 @@ def test_bonnie_sizes_and_cold_cache(smoke):
 
 
 def test_bonnie_refuses_a_size_below_one_block(smoke):
-    inv = core.invoke("fs.bonnie.write", params={"sizes": "8k", "block": "16k"},
-                      preset="smoke")
+    inv = coreproc.invoke("fs.bonnie.write", params={"sizes": "8k", "block": "16k"},
+                          preset="smoke")
     assert inv.status == "failed" and inv.returncode == 2 and "block" in inv.reason
 
 
@@ -133,7 +133,7 @@ def test_tar_compression_is_recorded(smoke):
 # ---- bad input: one clear line, failure exit, nothing touched ---------------------------
 
 def bad_dir(bench, d, **params):
-    r = subprocess.run([str(core.core_path()), "run", bench, "--preset=smoke", "dir=" + d]
+    r = subprocess.run([str(coreproc.core_path()), "run", bench, "--preset=smoke", "dir=" + d]
                        + ["%s=%s" % kv for kv in params.items()],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -189,7 +189,7 @@ def test_dir_that_is_too_small():
 @pytest.mark.root
 def test_sigterm_removes_the_private_dir():
     with mount_or_skip("tmpfs", size_mb=64) as d:
-        p = subprocess.Popen([str(core.core_path()), "run", "fs.crtdel", "dir=" + d,
+        p = subprocess.Popen([str(coreproc.core_path()), "run", "fs.crtdel", "dir=" + d,
                               "samples=1000", "batch_ms=2000"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -320,7 +320,7 @@ def run_as_nobody(args):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv to run the core as nobody")
     return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                           str(core.core_path())] + args, capture_output=True, text=True,
+                           str(coreproc.core_path())] + args, capture_output=True, text=True,
                           timeout=60, env=dict(os.environ, TMPDIR="/tmp"))
 
 
@@ -357,8 +357,8 @@ def test_drop_caches_needs_root(world_dir):
 
 
 def test_direct_io_is_used_or_refused_with_a_reason(smoke):
-    inv = core.invoke("fs.bonnie.read", params={"cache": "direct", "sizes": "256k"},
-                      preset="smoke")
+    inv = coreproc.invoke("fs.bonnie.read", params={"cache": "direct", "sizes": "256k"},
+                          preset="smoke")
     assert inv.status in ("ok", "skipped"), inv.reason
     if inv.status == "ok":
         assert inv.notes["cache"].startswith("direct")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 LINUX = sys.platform.startswith("linux")
 BSD = sys.platform.startswith(("freebsd", "netbsd", "openbsd", "dragonfly", "darwin"))
@@ -80,11 +80,11 @@ def test_select_curve_stops_at_fd_setsize(smoke):
 def test_descriptor_limit_ends_the_curve():
     """With RLIMIT_NOFILE at 200, 400 idle connections cannot be held: the curve stops
     honestly where the limit is, and says so."""
-    args = [str(core.core_path()), "run", "net.http_connect", "--preset=smoke", "max=400",
+    args = [str(coreproc.core_path()), "run", "net.http_connect", "--preset=smoke", "max=400",
             "step=50"]
     out = subprocess.run(["sh", "-c", 'ulimit -n 200 && exec "$@"', "sh"] + args,
                          capture_output=True, text=True, timeout=60)
-    inv = core.parse_lines("net.http_connect", out.stdout.splitlines())
+    inv = coreproc.parse_lines("net.http_connect", out.stdout.splitlines())
     assert inv.status == "ok", inv.reason
     assert "RLIMIT_NOFILE" in inv.notes["stopped_by"]
     xs = [x for _, x, _ in inv.samples]
@@ -109,8 +109,8 @@ def test_throughput_reports_requests_and_bytes(smoke):
 
 
 def test_throughput_refuses_a_target_off_loopback():
-    inv = core.invoke("net.http_throughput", params={"target": "192.0.2.1:80"},
-                      preset="smoke")
+    inv = coreproc.invoke("net.http_throughput", params={"target": "192.0.2.1:80"},
+                          preset="smoke")
     assert inv.status == "failed" and inv.returncode == 2 and "loopback" in inv.reason
 
 
@@ -118,7 +118,8 @@ def test_throughput_refuses_a_target_off_loopback():
 
 class Server:
     def __init__(self, nofile=None, **opts):
-        args = [str(core.core_path()), "httpd", "port=0"] + ["%s=%s" % kv for kv in opts.items()]
+        args = [str(coreproc.core_path()), "httpd", "port=0"] + [
+                "%s=%s" % kv for kv in opts.items()]
         if nofile:  # under a lower descriptor limit (soft and hard)
             args = ["sh", "-c", 'ulimit -n %d && exec "$@"' % nofile, "sh"] + args
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -413,7 +414,7 @@ def test_stops_on_sigterm_and_removes_its_files(httpd):
     (["mech=kqueue" if LINUX else "mech=epoll"], "not available" if LINUX else "Linux-only"),
 ])
 def test_httpd_rejects_bad_options_in_one_line(args, words):
-    out = subprocess.run([str(core.core_path()), "httpd"] + args, capture_output=True,
+    out = subprocess.run([str(coreproc.core_path()), "httpd"] + args, capture_output=True,
                          text=True, timeout=10)
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out.stderr
     assert words in out.stderr, out.stderr
@@ -423,7 +424,7 @@ def test_httpd_rejects_bad_options_in_one_line(args, words):
 def test_interrupted_benchmark_leaves_nothing_behind(tmp_path):
     """SIGTERM in the middle of a curve: the server child and the scratch files go too
     (no_leaks checks the processes, this test the scratch directory)."""
-    proc = subprocess.Popen([str(core.core_path()), "run", "net.http_connect.poll",
+    proc = subprocess.Popen([str(coreproc.core_path()), "run", "net.http_connect.poll",
                              "max=20000", "step=1"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True,
                             env=dict(os.environ, TMPDIR=str(tmp_path)))

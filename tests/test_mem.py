@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 from osmeter.families import mem
 from osmeter.model import Result, Sample
 
@@ -99,7 +99,7 @@ def test_file_cache_read_mmap(smoke):
 def test_file_is_removed(tmp_path):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    out = subprocess.run([str(core.core_path()), "run", "fs.cache_read", "--preset=smoke"],
+    out = subprocess.run([str(coreproc.core_path()), "run", "fs.cache_read", "--preset=smoke"],
                          env=dict(os.environ, OSMETER_SCRATCH=str(scratch)),
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -118,7 +118,7 @@ def test_file_is_removed(tmp_path):
     ("fs.cache_read", {"blocks": "2m", "file_size": "1m"}, "larger than file_size"),
 ])
 def test_bad_parameters_fail_cleanly(bench, params, words):
-    inv = core.invoke(bench, params=params, preset="smoke")
+    inv = coreproc.invoke(bench, params=params, preset="smoke")
     assert inv.status == "failed" and inv.returncode == 2, (inv.status, inv.reason)
     assert words in inv.reason
 
@@ -127,7 +127,7 @@ def test_bad_parameters_fail_cleanly(bench, params, words):
 
 @pytest.mark.skipif(not shutil.which("objdump"), reason="objdump not installed")
 def test_hand_written_loops_call_no_library_routine():
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(core.core_path())],
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(coreproc.core_path())],
                          capture_output=True, text=True, timeout=60).stdout
     loops = ["k_read", "k_write", "k_write_prefetch", "k_copy", "k_copy_prefetch",
              ] + (["k_write_nt", "k_copy_nt"] if HAS_NT else [])
@@ -304,7 +304,7 @@ def test_memory_limit_is_a_skip_not_a_crash(tmp_path):
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (200 << 20, 200 << 20))
-    out = subprocess.run([str(core.core_path()), "run", "mem.copy", "sizes=128m"],
+    out = subprocess.run([str(coreproc.core_path()), "run", "mem.copy", "sizes=128m"],
                          env=dict(os.environ, OSMETER_SCRATCH=str(tmp_path)),
                          preexec_fn=limit, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr

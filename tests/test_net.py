@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 LOCAL_ONLY = ["net.pipe_bw", "net.pipe_bw_sweep", "net.unix_bw", "net.unix_lat"]
 FAR_END = ["net.udp_ttcp", "net.udp_lat", "net.tcp_bw", "net.tcp_bw_sweep", "net.tcp_lat",
@@ -22,7 +22,7 @@ SECRET = "test-secret-%d" % os.getpid()
 MAX_MBIT = 10_000_000  # 10 Tbit/s: far beyond any memory bus, so a bug, not a result
 
 
-def check_plausible(inv: core.Invocation) -> None:
+def check_plausible(inv: coreproc.Invocation) -> None:
     """Every sample has the declared unit's plausible range; sweeps cover their x values."""
     metrics = {m["name"]: m for m in inv.header["metrics"]}
     assert inv.samples, inv
@@ -41,13 +41,13 @@ def check_plausible(inv: core.Invocation) -> None:
         assert (x is None) == (metrics[metric]["shape"] == "point"), (metric, x)
 
 
-def is_ipv6_skip(inv: core.Invocation) -> bool:
+def is_ipv6_skip(inv: coreproc.Invocation) -> bool:
     return inv.status == "skipped" and "IPv6" in (inv.reason or "")
 
 
 @pytest.mark.parametrize("bench", LOCAL_ONLY + ALL_FAR_END)
 def test_every_benchmark_on_loopback(bench):
-    inv = core.invoke(bench, preset="smoke", timeout=120)
+    inv = coreproc.invoke(bench, preset="smoke", timeout=120)
     if bench.endswith(".ipv6") and is_ipv6_skip(inv):
         pytest.skip(inv.reason)
     assert inv.status == "ok", (inv.status, inv.reason, inv.stderr)
@@ -102,22 +102,22 @@ def test_placement_is_noted(smoke, pin, placement):
 def test_latency_round_trip_carries_the_message(smoke):
     inv = smoke("net.tcp_lat", size="4k")
     assert inv.header["params"]["size"] == "4k"
-    inv = core.invoke("net.udp_lat", params={"size": "65508"}, preset="smoke")
+    inv = coreproc.invoke("net.udp_lat", params={"size": "65508"}, preset="smoke")
     assert inv.status == "failed" and "larger than a UDP datagram" in inv.reason
     assert inv.returncode == 2
 
 
 def test_bad_peer_fails_cleanly():
-    inv = core.invoke("net.tcp_lat", params={"peer": "host:notaport"}, preset="smoke")
+    inv = coreproc.invoke("net.tcp_lat", params={"peer": "host:notaport"}, preset="smoke")
     assert inv.status == "failed" and "HOST:PORT" in inv.reason and inv.returncode == 2
     env = {"OSMETER_PEER_SECRET": ""}
-    inv = core.invoke("net.tcp_lat", params={"peer": "127.0.0.1:9"}, preset="smoke", env=env)
+    inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:9"}, preset="smoke", env=env)
     assert inv.status == "failed" and "OSMETER_PEER_SECRET" in inv.reason
     env = {"OSMETER_PEER_SECRET": SECRET}
-    inv = core.invoke("net.tcp_lat", params={"peer": "127.0.0.1:9"}, preset="smoke", env=env)
+    inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:9"}, preset="smoke", env=env)
     assert inv.status == "failed" and "cannot reach peer" in inv.reason
-    inv = core.invoke("net.tcp_lat.ipv6", params={"peer": "127.0.0.1:9"}, preset="smoke",
-                      env=env)
+    inv = coreproc.invoke("net.tcp_lat.ipv6", params={"peer": "127.0.0.1:9"}, preset="smoke",
+                          env=env)
     assert inv.status == "skipped" and "no IPv6 address" in inv.reason
 
 
@@ -167,7 +167,7 @@ def two_hosts():
 
 def start_server(ns: str, listen: str, *extra: str) -> tuple[subprocess.Popen, int]:
     import json
-    proc = subprocess.Popen(["ip", "netns", "exec", ns, str(core.core_path()), "serve",
+    proc = subprocess.Popen(["ip", "netns", "exec", ns, str(coreproc.core_path()), "serve",
                              "--listen", listen, *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, OSMETER_PEER_SECRET=SECRET))
@@ -188,12 +188,12 @@ def stop_server(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def run_in(ns: str, bench: str, **params) -> core.Invocation:
-    args = ["ip", "netns", "exec", ns, str(core.core_path()), "run", bench, "--preset=smoke"]
+def run_in(ns: str, bench: str, **params) -> coreproc.Invocation:
+    args = ["ip", "netns", "exec", ns, str(coreproc.core_path()), "run", bench, "--preset=smoke"]
     args += ["%s=%s" % kv for kv in params.items()]
     out = subprocess.run(args, capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, OSMETER_PEER_SECRET=SECRET))
-    inv = core.parse_lines(bench, out.stdout.splitlines())
+    inv = coreproc.parse_lines(bench, out.stdout.splitlines())
     inv.returncode, inv.stderr = out.returncode, out.stderr
     return inv
 
@@ -232,7 +232,7 @@ def test_peer_listening_on_ipv4_only_skips_ipv6_cleanly(two_hosts):
 def test_interrupted_run_leaves_no_far_end_behind(bench):
     """SIGTERM to the core mid-run: its far-end child goes too (no_leaks checks, since
     pytest is the subreaper that would inherit an orphan)."""
-    proc = subprocess.Popen([str(core.core_path()), "run", bench, "samples=100"],
+    proc = subprocess.Popen([str(coreproc.core_path()), "run", bench, "samples=100"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         while b'"sample"' not in proc.stdout.readline():  # mid-run, far end forked

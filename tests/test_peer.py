@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 SECRET = "peer-test-secret-%d" % os.getpid()
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +28,7 @@ def start(*extra: str, secret: str | None = SECRET) -> tuple[subprocess.Popen, i
     env.pop("OSMETER_PEER_SECRET", None)
     if secret is not None:
         env["OSMETER_PEER_SECRET"] = secret
-    proc = subprocess.Popen([str(core.core_path()), "serve", "--listen", "127.0.0.1:0",
+    proc = subprocess.Popen([str(coreproc.core_path()), "serve", "--listen", "127.0.0.1:0",
                              *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     line = proc.stdout.readline()
@@ -97,14 +97,14 @@ def closed(sock: socket.socket) -> bool:
 
 def still_serves(port: int) -> None:
     """A real benchmark against the server works."""
-    inv = core.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
-                      env={"OSMETER_PEER_SECRET": SECRET}, timeout=60)
+    inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
+                          env={"OSMETER_PEER_SECRET": SECRET}, timeout=60)
     assert inv.status == "ok", (inv.reason, inv.stderr)
     assert inv.notes["far_end"] == "peer 127.0.0.1:%d" % port
 
 
 def test_sha256_and_hmac_pass_the_fips_and_rfc4231_vectors():
-    out = subprocess.run([str(core.core_path()), "serve", "--self-test"], capture_output=True,
+    out = subprocess.run([str(coreproc.core_path()), "serve", "--self-test"], capture_output=True,
                          text=True, timeout=30)
     assert out.returncode == 0 and json.loads(out.stdout)["status"] == "ok"
     assert out.stderr.count(": ok") == 7 and "FAILED" not in out.stderr
@@ -136,8 +136,8 @@ def test_wrong_secret_is_refused_and_server_goes_on(server):
     with connect(port) as s:
         assert authenticate(s, secret="not-the-secret") == "ERR authentication failed"
         assert closed(s)
-    inv = core.invoke("net.udp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
-                      env={"OSMETER_PEER_SECRET": "also-wrong"})
+    inv = coreproc.invoke("net.udp_lat", params={"peer": "127.0.0.1:%d" % port}, preset="smoke",
+                          env={"OSMETER_PEER_SECRET": "also-wrong"})
     assert inv.status == "failed" and "authentication failed" in inv.reason
     still_serves(port)
 
@@ -191,7 +191,7 @@ def test_client_vanishing_mid_transfer(server):
 
 def test_benchmark_killed_mid_transfer(server):
     _, port = server()
-    proc = subprocess.Popen([str(core.core_path()), "run", "net.tcp_bw",
+    proc = subprocess.Popen([str(coreproc.core_path()), "run", "net.tcp_bw",
                              "peer=127.0.0.1:%d" % port, "total=1g", "samples=2"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             env=dict(os.environ, OSMETER_PEER_SECRET=SECRET))
@@ -214,8 +214,8 @@ def test_second_client_while_one_runs_is_told_busy(server):
             assert line.startswith("BUSY ") and "one client at a time" in line
             assert closed(second)
         assert time.monotonic() - t0 < 3  # an answer, not a hang
-        inv = core.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port},
-                          preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
+        inv = coreproc.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port},
+                              preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
         assert inv.status == "failed" and "busy" in inv.reason
         first.sendall(b"QUIT\n")
         assert readline(first) == "OK bye"
@@ -225,8 +225,8 @@ def test_second_client_while_one_runs_is_told_busy(server):
 
 def test_session_byte_limit(server):
     _, port = server("--max-bytes", "1m")
-    inv = core.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port, "total": "3m"},
-                      preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
+    inv = coreproc.invoke("net.tcp_bw", params={"peer": "127.0.0.1:%d" % port, "total": "3m"},
+                          preset="smoke", env={"OSMETER_PEER_SECRET": SECRET})
     assert inv.status == "failed" and "byte limit" in inv.reason
     still_serves(port)
 
@@ -243,11 +243,11 @@ def test_session_time_limit(server):
 # ---- osmeter serve (the front-end command) ------------------------------------------------
 
 def test_cmd_serve_registers_a_subcommand():
-    from osmeter import cmd_serve
+    from osmeter.commands import serve as cmd_serve
     parser = argparse.ArgumentParser(prog="osmeter")
     cmd_serve.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["serve", "--listen", "[::]:7000", "--secret-file", "/x"])
-    assert args.func is cmd_serve.run_serve and args.listen == "[::]:7000"
+    assert args.func is cmd_serve.handle and args.listen == "[::]:7000"
     assert parser.parse_args(["serve"]).listen == "127.0.0.1:7227"
 
 
@@ -255,7 +255,7 @@ def _cmd_serve(*argv, env):
     script = textwrap.dedent("""
         import argparse, sys
         sys.path.insert(0, %r)
-        from osmeter import cmd_serve
+        from osmeter.commands import serve as cmd_serve
         p = argparse.ArgumentParser(prog="osmeter")
         cmd_serve.register(p.add_subparsers())
         args = p.parse_args(sys.argv[1:])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 LAST = ALLOWED[-1]
@@ -75,7 +75,7 @@ def children(pid: int) -> list[int]:
 def watch(bench: str, params: dict, want) -> dict:
     """Run bench long enough to look at it; wait until want(core_pid) is true (returns
     what it returned) or 10 s pass; then stop the core and its children."""
-    args = [str(core.core_path()), "run", bench, "--preset=smoke"]
+    args = [str(coreproc.core_path()), "run", bench, "--preset=smoke"]
     args += ["%s=%s" % kv for kv in params.items()]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

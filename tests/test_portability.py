@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 REPO = Path(__file__).resolve().parent.parent
 CROSS_BUILD = REPO / "scripts" / "cross-build.py"
@@ -112,11 +112,11 @@ def test_every_benchmark_runs_under_qemu_user(emulated_core, monkeypatch):
     arch, env = emulated_core
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    benches = [b["id"] for b in core.list_benchmarks()]
+    benches = [b["id"] for b in coreproc.list_benchmarks()]
     assert len(benches) > 100
     problems = []
     for bench in benches:
-        inv = core.invoke(bench, preset="smoke", timeout=300)
+        inv = coreproc.invoke(bench, preset="smoke", timeout=300)
         if inv.status == "ok" and inv.notes.get("exec_wrapper") is None:
             problems.append("%s: no exec_wrapper note" % bench)
         elif inv.status == "skipped" and not inv.reason:
@@ -138,7 +138,7 @@ def test_a_foreign_static_core_without_the_wrapper_says_what_is_missing(emulated
         if k != "OSMETER_EXEC_WRAPPER":
             monkeypatch.setenv(k, v)
     monkeypatch.delenv("OSMETER_EXEC_WRAPPER", raising=False)
-    inv = core.invoke("proc.fork.static", preset="smoke", timeout=120)
+    inv = coreproc.invoke("proc.fork.static", preset="smoke", timeout=120)
     assert inv.status == "skipped" and "OSMETER_EXEC_WRAPPER" in inv.reason, inv.reason
 
 
@@ -163,10 +163,10 @@ def musl_cores(tmp_path_factory):
 def test_musl_core_without_kernel_headers_passes_its_smoke_set(musl_cores, monkeypatch):
     bare, _ = musl_cores
     monkeypatch.setenv("OSMETER_CORE_DIR", str(bare))
-    assert core.core_version()["libc"] == {"name": "musl", "version": None}
+    assert coreproc.core_version()["libc"] == {"name": "musl", "version": None}
     problems = []
-    for bench in [b["id"] for b in core.list_benchmarks()]:
-        inv = core.invoke(bench, preset="smoke", timeout=300)
+    for bench in [b["id"] for b in coreproc.list_benchmarks()]:
+        inv = coreproc.invoke(bench, preset="smoke", timeout=300)
         if inv.status == "failed" or (inv.status == "skipped" and not inv.reason):
             problems.append("%s: %s (%s)" % (bench, inv.status, inv.reason))
         if bench == "thread.futex.wake" and inv.status != "ok":   # the kernel's ABI, declared
@@ -179,10 +179,10 @@ def test_musl_core_without_kernel_headers_passes_its_smoke_set(musl_cores, monke
 def test_musl_core_with_kernel_headers_counts_extents(musl_cores, monkeypatch):
     _, with_headers = musl_cores
     monkeypatch.setenv("OSMETER_CORE_DIR", str(with_headers))
-    assert core.core_version()["libc"]["name"] == "musl"
-    inv = core.invoke("fs.frag.layout", preset="smoke", timeout=120)
+    assert coreproc.core_version()["libc"]["name"] == "musl"
+    inv = coreproc.invoke("fs.frag.layout", preset="smoke", timeout=120)
     assert inv.status == "ok" and "(FIEMAP" in inv.notes["extents"], (inv.reason, inv.notes)
-    assert core.invoke("thread.futex.wake", preset="smoke", timeout=120).status == "ok"
+    assert coreproc.invoke("thread.futex.wake", preset="smoke", timeout=120).status == "ok"
 
 
 # ---- the fallbacks of systems without CPU binding and sendfile, on Linux -------------
@@ -195,7 +195,7 @@ def fallback_core(tmp_path_factory):
 def test_without_cpu_binding_ctx_proc_and_net_run_unpinned_and_say_so(fallback_core,
                                                                        monkeypatch):
     monkeypatch.setenv("OSMETER_CORE_DIR", str(fallback_core))
-    benches = [b for b in core.list_benchmarks()
+    benches = [b for b in coreproc.list_benchmarks()
                if b["id"].split(".")[0] in ("ctx", "proc", "net")
                and any(p["name"] == "pin" for p in b["params"])]
     assert len(benches) > 30
@@ -203,7 +203,7 @@ def test_without_cpu_binding_ctx_proc_and_net_run_unpinned_and_say_so(fallback_c
     for b in benches:
         pin = next(p for p in b["params"] if p["name"] == "pin")
         params = {"pin": "same"} if "same" in pin["choices"].split("|") else {}
-        inv = core.invoke(b["id"], params=params, preset="smoke", timeout=300)
+        inv = coreproc.invoke(b["id"], params=params, preset="smoke", timeout=300)
         if inv.status == "skipped" and "IPv6" in (inv.reason or ""):
             continue   # no IPv6 loopback here: not about placement
         placement = inv.notes.get("placement", "")
@@ -216,13 +216,13 @@ def test_without_cpu_binding_ctx_proc_and_net_run_unpinned_and_say_so(fallback_c
 
 def test_without_sendfile_the_server_sends_with_pread(fallback_core, monkeypatch):
     monkeypatch.setenv("OSMETER_CORE_DIR", str(fallback_core))
-    inv = core.invoke("net.http_throughput", preset="smoke", timeout=120)
+    inv = coreproc.invoke("net.http_throughput", preset="smoke", timeout=120)
     assert inv.status == "ok" and inv.notes["file_io"] == "pread+send", inv.reason
     assert inv.values("large_bandwidth") and min(inv.values("large_bandwidth")) > 0
 
 
 def test_the_native_core_uses_sendfile_and_reports_its_c_library():
-    inv = core.invoke("net.http_throughput", preset="smoke", timeout=120)
+    inv = coreproc.invoke("net.http_throughput", preset="smoke", timeout=120)
     assert inv.status == "ok" and inv.notes["file_io"] == "sendfile"
     assert inv.header["libc"]["name"] in ("glibc", "musl")
 
@@ -239,5 +239,5 @@ def test_without_proc_the_core_finds_its_helpers_on_path(built_core, tmp_path):
               'osmeter-core run proc.exec.dynamic --preset=smoke' % (tmp_path, built_core))
     r = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True,
                        text=True, timeout=60)
-    inv = core.parse_lines("proc.exec.dynamic", r.stdout.splitlines())
+    inv = coreproc.parse_lines("proc.exec.dynamic", r.stdout.splitlines())
     assert inv.status == "ok", (inv.reason, r.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import core, curves
+from osmeter import coreproc, curves
 from osmeter.model import Sample
 
 # id -> (metric, population at smoke size, x runs up (+1) or down (-1))
@@ -31,7 +31,7 @@ CURVES = {
 
 
 def static_core_built():
-    return (core.core_dir() / "osmeter-core-static").exists()
+    return (coreproc.core_dir() / "osmeter-core-static").exists()
 
 
 @pytest.mark.parametrize("bench", sorted(CURVES))
@@ -83,9 +83,9 @@ def run_core(args, limits=None, env=None):
         os.setsid()
         for res, value in (limits or {}).items():
             resource.setrlimit(res, (value, value))
-    out = subprocess.run([str(core.core_path())] + args, capture_output=True, text=True,
+    out = subprocess.run([str(coreproc.core_path())] + args, capture_output=True, text=True,
                          preexec_fn=preexec, timeout=120, env=env)
-    return core.parse_lines(args[1], out.stdout.splitlines())
+    return coreproc.parse_lines(args[1], out.stdout.splitlines())
 
 
 def test_a_low_descriptor_limit_shortens_the_curve_and_says_so():
@@ -106,7 +106,7 @@ def test_a_limit_met_while_growing_ends_the_curve_cleanly():
 
 
 def test_bad_population_is_refused():
-    inv = core.invoke("scale.socket", params={"n": "1"})
+    inv = coreproc.invoke("scale.socket", params={"n": "1"})
     assert inv.status == "failed" and "out of range" in inv.reason
 
 
@@ -130,7 +130,7 @@ def interrupt(bench, params, sig, wait_for_note, until=None):
     """Start the core alone (its own scratch directory), send `sig` once it has printed
     the note `wait_for_note` and `until()` holds; returns what existed at that moment."""
     before = scratch_dirs()
-    proc = subprocess.Popen([str(core.core_path()), "run", bench] + params,
+    proc = subprocess.Popen([str(coreproc.core_path()), "run", bench] + params,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:

@@ -1,7 +1,7 @@
 """System-call family and fs.openclose at smoke size: units and plausibility."""
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 SYSCALLS = ["syscall.getpid", "syscall.getppid", "syscall.read", "syscall.write",
             "syscall.stat", "syscall.fstat"]
@@ -31,12 +31,12 @@ def test_openclose_reports_both_paths(smoke):
 
 
 def test_unknown_benchmark_and_bad_parameter_fail_cleanly():
-    inv = core.invoke("no.such.bench")
+    inv = coreproc.invoke("no.such.bench")
     assert inv.status == "failed" and "unknown benchmark" in inv.reason
     assert inv.returncode == 2
-    inv = core.invoke("syscall.getpid", params={"samples": "0"})
+    inv = coreproc.invoke("syscall.getpid", params={"samples": "0"})
     assert inv.status == "failed" and "out of range" in inv.reason
-    inv = core.invoke("syscall.getpid", params={"samples": "many"})
+    inv = coreproc.invoke("syscall.getpid", params={"samples": "many"})
     assert "not an integer" in inv.reason
-    inv = core.invoke("syscall.getpid", params={"colour": "red"})
+    inv = coreproc.invoke("syscall.getpid", params={"colour": "red"})
     assert "unknown parameter" in inv.reason

@@ -4,7 +4,7 @@ arm64 cpuinfo as the kernel's cpuinfo.c prints it, sysctl values as sysctl -n pr
 them)."""
 from __future__ import annotations
 
-from osmeter import core, sysinfo
+from osmeter import coreproc, sysinfo
 
 ARM64_BLOCK = """processor\t: {n}
 BogoMIPS\t: 243.75
@@ -88,6 +88,6 @@ def test_openbsd_with_smt_on_does_not_call_threads_cores():
 def test_the_c_library_recorded_is_the_cores():
     musl_core = {"core_version": "0.1.0", "libc": {"name": "musl", "version": None}}
     assert sysinfo.collect(musl_core)["libc"] == {"name": "musl", "version": None}
-    built = core.core_version()
+    built = coreproc.core_version()
     assert built["libc"]["name"] in ("glibc", "musl")
     assert sysinfo.collect(built)["libc"] == built["libc"]

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from osmeter import core
+from osmeter import coreproc
 
 LINUX = sys.platform.startswith("linux")
 PINGPONG = ["thread.pingpong.e1", "thread.pingpong.e2", "thread.pingpong.e3"]
@@ -25,7 +25,7 @@ def positive(values):
 
 
 def test_family_is_listed_in_its_suites():
-    benches = {b["id"]: b for b in core.list_benchmarks()}
+    benches = {b["id"]: b for b in coreproc.list_benchmarks()}
     for bench in ALL:
         assert bench in benches, bench
         assert {"quick", "full"} <= set(benches[bench]["suites"]), bench
@@ -78,7 +78,7 @@ def test_pingpong_e3_plays_500_games_on_32k_stacks_at_reduced_iterations(smoke):
 
 
 def test_pingpong_published_sizes_are_the_defaults():
-    benches = {b["id"]: b for b in core.list_benchmarks()}
+    benches = {b["id"]: b for b in coreproc.list_benchmarks()}
     expected = {"thread.pingpong.e1": ("1", "1000000", "0"),
                 "thread.pingpong.e2": ("4", "1000000", "0"),
                 "thread.pingpong.e3": ("500", "100", "32768")}
@@ -121,7 +121,7 @@ def test_thread_switch_over_pipes(smoke):
 
 
 def test_futex_wake_latency(smoke):
-    inv = core.invoke("thread.futex.wake", preset="smoke", params={"samples": 3}, timeout=120)
+    inv = coreproc.invoke("thread.futex.wake", preset="smoke", params={"samples": 3}, timeout=120)
     if not LINUX:
         assert inv.status == "skipped" and "futex" in inv.reason
         return
@@ -151,11 +151,11 @@ def test_contended_sweeps_cover_every_thread_count(smoke, bench, params):
 
 
 def test_contended_default_goes_to_twice_the_cpus():
-    benches = {b["id"]: b for b in core.list_benchmarks()}
+    benches = {b["id"]: b for b in coreproc.list_benchmarks()}
     p = {q["name"]: q for q in benches["thread.mutex_contended"]["params"]}
     assert p["max_threads"]["default"] == "0"  # 0 = 2 x online CPUs, resolved in the core
-    inv = core.invoke("thread.mutex_contended", preset="smoke",
-                      params={"max_threads": 0, "batch_ms": 2}, timeout=120)
+    inv = coreproc.invoke("thread.mutex_contended", preset="smoke",
+                          params={"max_threads": 0, "batch_ms": 2}, timeout=120)
     assert inv.status == "ok", inv.reason
     assert max(x for _, x, _ in inv.samples) == 2 * inv.header["ncpus"]
 
@@ -164,9 +164,9 @@ def _run_limited(bench, params, limit_as):
     """The core run directly under an address-space limit (root ignores RLIMIT_NPROC)."""
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (limit_as, limit_as))
-    args = [str(core.core_path()), "run", bench] + ["%s=%s" % kv for kv in params.items()]
+    args = [str(coreproc.core_path()), "run", bench] + ["%s=%s" % kv for kv in params.items()]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=limit)
-    return proc, core.parse_lines(bench, proc.stdout.splitlines())
+    return proc, coreproc.parse_lines(bench, proc.stdout.splitlines())
 
 
 @pytest.mark.parametrize("bench,params,wanted", [
@@ -195,21 +195,21 @@ def test_a_limit_ends_a_contended_sweep_with_the_points_measured_so_far():
 
 
 def test_stack_below_the_minimum_is_a_clear_skip(smoke):
-    inv = core.invoke("thread.pingpong.e3", preset="smoke", params={"stack": 1024})
+    inv = coreproc.invoke("thread.pingpong.e3", preset="smoke", params={"stack": 1024})
     assert inv.status == "skipped" and "minimum thread stack" in inv.reason
     assert not inv.samples
 
 
 def test_bad_parameters_fail_cleanly():
-    inv = core.invoke("thread.pingpong.e1", params={"games": 0})
+    inv = coreproc.invoke("thread.pingpong.e1", params={"games": 0})
     assert inv.status == "failed" and "out of range" in inv.reason and inv.returncode == 2
-    inv = core.invoke("thread.condvar", params={"pin": "sideways"})
+    inv = coreproc.invoke("thread.condvar", params={"pin": "sideways"})
     assert inv.status == "failed" and "not one of" in inv.reason and inv.returncode == 2
 
 
 def test_smoke_sizes_are_reduced():
     """Smoke runs play few turns (speed itself is not checked: the machine is shared)."""
-    benches = {b["id"]: b for b in core.list_benchmarks()}
+    benches = {b["id"]: b for b in coreproc.list_benchmarks()}
     for bench in PINGPONG:
         p = {q["name"]: q for q in benches[bench]["params"]}
         games, iterations = int(p["games"]["smoke"]), int(p["iterations"]["smoke"])

@@ -7,7 +7,7 @@
  * The command arrives as a JSON array of strings (argv=["prog","arg 1"]), so any argument
  * survives the trip through the front-end untouched; no shell is involved unless the
  * user asks for one (shell=yes).  The process machinery here (cmd.h) is also what the
- * application tests (app.c) and UnixBench items (ub.c) use.
+ * application tests (app.c) use.
  */
 #define _GNU_SOURCE
 #include <errno.h>

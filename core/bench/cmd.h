@@ -1,7 +1,7 @@
 /*
  * Running a whole program and timing it (wall clock, CPU time, peak memory), shared by
- * the user-command benchmark (cmd.c), the application tests (app.c) and the UnixBench
- * items (ub.c).  Implemented in cmd.c.
+ * the user-command benchmark (cmd.c) and the application tests (app.c).  Implemented in
+ * cmd.c.
  *
  * The program runs in its own process group with stdin from /dev/null and its output
  * sent to /dev/null or appended to a file, so that neither its output nor a terminal

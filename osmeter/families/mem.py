@@ -27,6 +27,7 @@ SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
 PENALTY = 5.0  # per segment, in units of noise variance x log(points)
 
+BUFFER_X = "buffer_bytes"   # the x of the sweeps analysed here: the buffer size in bytes
 # Benchmarks whose footprint is two buffers of the swept size (source and destination).
 TWO_BUFFERS = {"mem.copy", "mem.copy_prefetch", "mem.copy_nt", "mem.memcpy"}
 
@@ -244,7 +245,7 @@ def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
     by_metric: dict[str, list[Result]] = {}
     for r in results:
         if (r.bench == bench_id and r.shape == "sweep" and r.status == "ok"
-                and r.x is not None and r.x_name == "buffer_bytes"):
+                and r.x is not None and r.x_name == BUFFER_X):
             by_metric.setdefault(r.metric, []).append(r)
     derived = []
     for metric, points in by_metric.items():

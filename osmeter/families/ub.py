@@ -28,6 +28,7 @@ from .. import stats
 
 BASELINE_SOURCE = ("UnixBench pgms/index.base: scores of 'George', a SPARCstation 20-61 "
                    "(index 10.0)")
+LPS_METRIC = "lps"   # what every ub.* item measures: loops per second
 BASELINES = {   # bench id -> (UnixBench test, baseline loops per second, versions)
     "ub.syscall": ("syscall", 15000.0, "4.1.0, 5.x"),
     "ub.pipe": ("pipe", 12440.0, "4.1.0, 5.x"),
@@ -47,7 +48,7 @@ def derive(bench_id, results, sysinfo):
     test, baseline, versions = BASELINES[bench_id]
     out = []
     for r in results:
-        if r.metric != "lps" or r.shape == "derived":
+        if r.metric != LPS_METRIC or r.shape == "derived":
             continue
         extra = {"baseline_lps": baseline, "unixbench_test": test,
                  "baseline_versions": versions, "baseline_source": BASELINE_SOURCE,

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from . import compare as cmpmod
-from . import significance as sig
+from .. import compare as cmpmod
+from .. import significance as sig
+from .common import fail, load_runs
 
 EXIT_REGRESSION = 1
 
@@ -27,24 +28,13 @@ def register(subparsers) -> None:
     s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="exit %d when any "
                    "result is significantly slower than the baseline by more than PCT "
                    "percent" % EXIT_REGRESSION)
+    s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
+                   "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
                    help="significance level (default %(default)s)")
     s.add_argument("--min-effect", type=float, default=100 * sig.MIN_EFFECT, metavar="PCT",
                    help="smallest difference that gets a verdict, percent (default %(default)s)")
     s.set_defaults(func=handle)
-
-
-def load(refs: list[str], baseline: str | None, db) -> tuple[list, int]:
-    """The runs and the baseline's index; the baseline is added first when not among them."""
-    from .cli import load_run_ref
-    runs = [load_run_ref(r, db) for r in refs]
-    if baseline is None:
-        return runs, 0
-    base = load_run_ref(baseline, db)
-    for i, r in enumerate(runs):
-        if r.id == base.id:
-            return runs, i
-    return [base] + runs, 0
 
 
 def check_options(args) -> str | None:
@@ -54,15 +44,16 @@ def check_options(args) -> str | None:
         return "--min-effect must not be negative"
     if args.fail_on_slower is not None and args.fail_on_slower < 0:
         return "--fail-on-slower must not be negative"
+    if args.junit and args.fail_on_slower is None:
+        return "--junit writes the regression gate's outcome: give --fail-on-slower PCT"
     return None
 
 
 def handle(args) -> int:
-    from .cli import fail
     problem = check_options(args)
     if problem:
         return fail(problem)
-    runs, base = load(args.runs, args.baseline, args.db)
+    runs, base = load_runs(args.runs, args.baseline, args.db)
     if len(runs) < 2 and not args.references:
         return fail("compare needs two runs or more (or --references to set one run "
                     "against the published studies)")
@@ -73,7 +64,7 @@ def handle(args) -> int:
                              args.fail_on_slower)
     except cmpmod.CompareError as e:
         return fail(str(e))
-    from .report import tables
+    from ..report import tables
     if args.json:
         text = tables.json_text(cmp, args.references)
     elif args.csv:
@@ -90,6 +81,9 @@ def handle(args) -> int:
             return fail("cannot write %s: %s" % (args.output, e.strerror))
     else:
         sys.stdout.write(text)
+    if args.junit:
+        from ..formats import junit
+        junit.write_gate(cmp, args.junit)
     if cmp.gate_pct is not None:
         undecided = cmpmod.undecided_rows(cmp)
         if undecided:

@@ -1,4 +1,5 @@
-"""Talking to the C measurement core: find it, list its benchmarks, run one invocation.
+"""Driving the C measurement core (core/, the osmeter-core program) from Python: find it,
+list its benchmarks, check parameters, run one invocation.
 
 The core speaks JSON Lines (docs/protocol.md).  One call of `invoke()` is one process,
 one repetition; the runner calls it repeatedly.
@@ -61,6 +62,17 @@ def list_benchmarks() -> list[dict]:
         obj["suites"] = [s for s in (obj.get("suites") or "").split(",") if s]
         benches.append(obj)
     return benches
+
+
+def check(bench: str, params: dict) -> str | None:
+    """Ask the core whether `bench` accepts these parameters (`osmeter-core check`):
+    None, or its one-line reason why not."""
+    args = [str(core_path()), "check", bench] + ["%s=%s" % kv for kv in params.items()]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    if out.returncode == 0:
+        return None
+    err = out.stderr.strip()
+    return (err.splitlines()[-1] if err else "invalid").replace("osmeter-core: ", "")
 
 
 @dataclass

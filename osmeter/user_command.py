@@ -19,7 +19,7 @@ import shutil
 import sys
 
 from .catalog import CatalogError
-from .runner import PlanItem
+from .plan import PlanItem
 
 CORE_BENCH = "cmd.run"
 CLI_WORD = "cmd"          # `osmeter run cmd ...`

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from clirun import osmeter
-from osmeter import core, usercmd
+from osmeter import coreproc, user_command
 from osmeter.catalog import Catalog
 from osmeter.store import Store
 
@@ -32,8 +32,8 @@ def gone(pid, timeout=5.0):
 
 def run_cmd(argv, expect="ok", **params):
     params = {k: str(v) for k, v in params.items()}
-    inv = core.invoke("cmd.run", params=dict(params, argv=json.dumps(argv)), preset="smoke",
-                      timeout=60)
+    inv = coreproc.invoke("cmd.run", params=dict(params, argv=json.dumps(argv)), preset="smoke",
+                          timeout=60)
     assert inv.status == expect, "%s (%s)\n%s" % (inv.status, inv.reason, inv.stderr)
     return inv
 
@@ -115,7 +115,7 @@ def test_shell_mode_runs_one_string_with_sh(tmp_path):
     out = tmp_path / "n"
     run_cmd(["echo a b c | wc -w > %s" % out], shell="yes", samples=1)
     assert out.read_text().strip() == "3"
-    inv = core.invoke("cmd.run", params={"argv": '["a","b"]', "shell": "yes"}, preset="smoke")
+    inv = coreproc.invoke("cmd.run", params={"argv": '["a","b"]', "shell": "yes"}, preset="smoke")
     assert inv.status == "failed" and "one string" in inv.reason
 
 
@@ -133,19 +133,19 @@ def test_setup_and_cleanup_run_around_every_run_outside_the_timing(tmp_path):
 
 def test_bad_argv_is_a_parameter_error():
     for bad in ("ls", '["ls"', '["ls", 3]', "[]"):
-        inv = core.invoke("cmd.run", params={"argv": bad}, preset="smoke")
+        inv = coreproc.invoke("cmd.run", params={"argv": bad}, preset="smoke")
         assert inv.status == "failed" and inv.returncode == 2 and "argv" in inv.reason
 
 
 def test_no_command_is_skipped_not_measured():
-    inv = core.invoke("cmd.run", preset="smoke")
+    inv = coreproc.invoke("cmd.run", preset="smoke")
     assert inv.status == "skipped" and "no command" in inv.reason and not inv.samples
 
 
 def test_cold_cache_needs_root(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(usercmd.CommandError, match="needs root"):
-        usercmd.command_item("c", ["true"], cold_cache=True)
+    with pytest.raises(user_command.CommandError, match="needs root"):
+        user_command.command_item("c", ["true"], cold_cache=True)
 
 
 def test_cli_stores_results_under_the_commands_name(tmp_path):
@@ -174,8 +174,8 @@ def test_cli_refuses_incomplete_requests(tmp_path):
 
 def test_repetition_timeout_covers_every_run_of_a_command():
     catalog = Catalog()
-    item = usercmd.command_item("t", ["true"], timeout=100, samples=4, warmup=1)
-    assert usercmd.repetition_timeout(catalog, [item], 900) >= 5 * 100
+    item = user_command.command_item("t", ["true"], timeout=100, samples=4, warmup=1)
+    assert user_command.repetition_timeout(catalog, [item], 900) >= 5 * 100
 
 
 def test_terminating_the_core_kills_the_command_and_its_children(tmp_path):
@@ -183,7 +183,7 @@ def test_terminating_the_core_kills_the_command_and_its_children(tmp_path):
     import subprocess
     pidfile = tmp_path / "child.pid"
     argv = json.dumps(["sh", "-c", "sleep 300 & echo $! > %s; wait" % pidfile])
-    proc = subprocess.Popen([str(core.core_path()), "run", "cmd.run", "argv=" + argv,
+    proc = subprocess.Popen([str(coreproc.core_path()), "run", "cmd.run", "argv=" + argv,
                              "warmup=0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 20

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import sys
 
-from . import compare as cmpmod
+from .. import compare as cmpmod
+from .common import fail, load_runs
+
+TITLE = "osmeter report"
 
 
 def register(subparsers) -> None:
@@ -22,25 +25,34 @@ def register(subparsers) -> None:
                    "(needs rsvg-convert)")
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
-    s.add_argument("--title", default="osmeter report", help="page title")
+    s.add_argument("--title", default=TITLE, help="page title")
     s.set_defaults(func=handle)
 
 
+def write(runs: list, path: str, baseline: int = 0, references: bool = False,
+          figures_dir: str | None = None, png: bool = False, title: str = TITLE) -> list:
+    """Compare the runs and write the HTML report (and the figures); the figures' names.
+
+    Raises CompareError for runs that cannot be compared, OSError and RasterError when
+    something cannot be written.  Also used by `osmeter run --report`."""
+    from ..report import html
+    cmp = cmpmod.compare(runs, baseline)
+    figures = html.write(cmp, path, references, figures_dir, title)
+    if png:
+        html.svgs_to_png(figures_dir, figures)
+    return figures
+
+
 def handle(args) -> int:
-    from .cli import fail
-    from .cmd_compare import load
-    from .report import html
-    runs, base = load(args.runs or ["latest"], args.baseline, args.db)
-    try:
-        cmp = cmpmod.compare(runs, base)
-    except cmpmod.CompareError as e:
-        return fail(str(e))
+    from ..report import html
     if args.png and not args.figures:
         return fail("--png goes with --figures DIR")
+    runs, base = load_runs(args.runs or ["latest"], args.baseline, args.db)
     try:
-        figures = html.write(cmp, args.output, args.references, args.figures, args.title)
-        if args.png:
-            html.svgs_to_png(args.figures, figures)
+        figures = write(runs, args.output, base, args.references, args.figures, args.png,
+                        args.title)
+    except cmpmod.CompareError as e:
+        return fail(str(e))
     except OSError as e:
         return fail("cannot write the report: %s" % e)
     except html.RasterError as e:

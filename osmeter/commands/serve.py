@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 
-from . import core
+from .. import coreproc
 
 SECRET_ENV = "OSMETER_PEER_SECRET"
 DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/peer.h
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
                    help="longest session, seconds (default 300)")
     p.add_argument("--max-bytes", metavar="N",
                    help="most data one session may move, e.g. 4g (default 4g)")
-    p.set_defaults(func=run_serve)
+    p.set_defaults(func=handle)
 
 
 def _secret(args) -> str | None:
@@ -44,7 +44,7 @@ def _secret(args) -> str | None:
     return os.environ.get(SECRET_ENV)
 
 
-def run_serve(args) -> int:
+def handle(args) -> int:
     try:
         secret = _secret(args)
     except OSError as e:
@@ -55,8 +55,8 @@ def run_serve(args) -> int:
               "(--secret-file FILE or $%s)" % SECRET_ENV, file=sys.stderr)
         return 2
     try:
-        cmd = [str(core.core_path()), "serve", "--listen", args.listen]
-    except core.CoreError as e:
+        cmd = [str(coreproc.core_path()), "serve", "--listen", args.listen]
+    except coreproc.CoreError as e:
         print("osmeter serve: %s" % e, file=sys.stderr)
         return 2
     if args.max_seconds is not None:

@@ -1,0 +1,136 @@
+"""`osmeter run`: build the plan from the arguments, run it, store and show the results."""
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+from .. import compare as cmpmod
+from .. import display, exchange, plan, runner, suitefile, user_command
+from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
+from . import report
+from .common import EXIT_INTERRUPTED, UsageError, open_store
+
+
+def register(subparsers) -> None:
+    s = subparsers.add_parser("run", help="run benchmarks and store the results")
+    s.add_argument("ids", nargs="*", metavar="ID", help="benchmark ids, globs ('ctx.*') or "
+                   "family prefixes ('syscall'); default: --suite %s" % DEFAULT_SUITE)
+    s.add_argument("--suite", choices=list(SUITES), help="; ".join(
+        "%s: %s" % (k, v[0]) for k, v in SUITES.items()))
+    s.add_argument("--param", action="append", metavar="ID.KEY=VALUE",
+                   help="override a parameter (ID may be a glob)")
+    s.add_argument("--runs", type=int, help="repetitions, each in a separate process "
+                   "(default 5; 2 with --smoke)")
+    s.add_argument("--label", help="name this run (usable wherever a run is named)")
+    s.add_argument("--json", metavar="FILE", help="also write the results file")
+    s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
+    s.add_argument("--smoke", action="store_true", help="smallest sizes, to check that "
+                   "everything works (never compared with real runs)")
+    s.add_argument("--preset", choices=list(PRESETS),
+                   help="parameter sizes: default = the studies' (for named ids and study "
+                   "suites), quick = the quick suite's, smoke = --smoke")
+    s.add_argument("--dir", action="append", metavar="PATH", help="directory for file-system "
+                   "benchmarks; repeat to compare several (one run each, interleaved)")
+    s.add_argument("--peer", metavar="HOST[:PORT]", help="run network benchmarks against "
+                   "'osmeter serve' on another host")
+    s.add_argument("--peer-secret-file", metavar="FILE", help="the peer's shared secret "
+                   "(default: $OSMETER_PEER_SECRET)")
+    s.add_argument("--timeout", type=float, default=900.0,
+                   help="seconds one repetition may take before it is killed (default 900)")
+    s.add_argument("--quiet", action="store_true", help="no progress display")
+    s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
+                   "named in a TOML suite file (docs/suite-files.md)")
+    user_command.add_arguments(s)
+    s.set_defaults(func=handle)
+
+
+def build_plan(args, catalog: Catalog):
+    """(suite, items, variants) from the run command's arguments."""
+    if args.ids and args.suite:
+        raise UsageError("give benchmark ids or --suite, not both")
+    args.smoke = args.smoke or args.preset == "smoke"
+    command_items = user_command.plan_items(args)       # osmeter run cmd ... -- COMMAND
+    named = [i for i in args.ids if i != user_command.CLI_WORD]
+    file_items = None
+    if args.suite_file:                                 # the benchmarks come from the file
+        if named or args.suite:
+            raise UsageError("--suite-file names its benchmarks itself; give no ids or --suite")
+        loaded = suitefile.load(args.suite_file, catalog, smoke=args.smoke)
+        file_items = loaded.items
+        args.runs = args.runs if args.runs is not None else loaded.runs
+        args.label = args.label or loaded.label
+    return plan.build(catalog, named, suite=args.suite, preset=args.preset, smoke=args.smoke,
+                      param_specs=args.param or [], dirs=args.dir, peer=args.peer,
+                      file_items=file_items, command_items=command_items)
+
+
+def handle(args) -> int:
+    catalog = Catalog()
+    suite, items, variants = build_plan(args, catalog)
+    plan.validate(catalog, items, variants)
+    runs = args.runs if args.runs is not None else (2 if args.smoke else 5)
+    if runs < 1:
+        raise UsageError("--runs must be at least 1")
+    store = open_store(args)
+    store.check_writable()
+    if args.json:
+        parent = os.path.dirname(os.path.abspath(args.json))
+        if not os.access(parent, os.W_OK):
+            raise UsageError("cannot write --json %s: directory not writable" % args.json)
+    env = {}
+    secret_file = getattr(args, "peer_secret_file", None)
+    if secret_file:
+        try:
+            with open(secret_file) as f:
+                env["OSMETER_PEER_SECRET"] = f.read().strip()
+        except OSError as e:
+            raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
+    timeout = user_command.repetition_timeout(catalog, items, args.timeout)
+    opts = plan.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
+                        timeout=timeout, env=env, progress=not args.quiet,
+                        command=command_line())
+    print("osmeter: %d benchmark(s) x %d repetition(s)%s -> %s"
+          % (len(items), runs, " x %d variants" % len(variants) if len(variants) > 1 else "",
+             store.path), file=sys.stderr)
+    try:
+        done = runner.execute(catalog, items, variants, opts, store=store)
+    except runner.Interrupted:
+        print("osmeter: interrupted; what was measured is stored as an interrupted run "
+              "(osmeter runs)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    failed = 0
+    for i, run in enumerate(done):
+        print(display.run_header(run))
+        print(display.results_table(run.results, condense_sweeps=True))
+        print()
+        failed += sum(1 for r in run.results if r.status == "failed")
+        if args.json:
+            path = args.json
+            if len(done) > 1:
+                root, ext = os.path.splitext(args.json)
+                path = "%s-%d%s" % (root, i + 1, ext or ".json")
+            exchange.write_run_file(run, path)
+            print("results file: %s" % path)
+    names = ", ".join(r.id for r in done)
+    print("stored as run %s in %s" % (names, store.path))
+    if args.report:
+        write_report(done, args.report)
+    if failed:
+        print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
+        return 1
+    return 0
+
+
+def write_report(runs, path: str) -> None:
+    """The HTML report of the runs just made (several variants are compared)."""
+    try:
+        report.write(runs, path)
+    except (cmpmod.CompareError, OSError) as e:
+        raise UsageError("results stored, but the report could not be written: %s" % e)
+    print("report: %s" % os.path.abspath(path))
+
+
+def command_line() -> str:
+    """The command as typed, recorded with the run."""
+    return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])

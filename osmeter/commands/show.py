@@ -1,0 +1,26 @@
+"""`osmeter show [RUN] [--json]`: one stored run or results file."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import display, exchange
+from .common import load_run_ref
+
+
+def register(subparsers) -> None:
+    s = subparsers.add_parser("show", help="print a stored run (default: the latest)")
+    s.add_argument("run", nargs="?", help="run id, label, 'latest', or a results file")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=handle)
+
+
+def handle(args) -> int:
+    run = load_run_ref(args.run or "latest", args.db)
+    if args.json:
+        json.dump(exchange.run_to_document(run), sys.stdout, indent=1)
+        print()
+        return 0
+    print(display.run_header(run))
+    print(display.results_table(run.results, condense_sweeps=False))
+    return 0

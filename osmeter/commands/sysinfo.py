@@ -1,0 +1,33 @@
+"""`osmeter sysinfo [--json]`: what is recorded about this system with every run."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .. import coreproc, sysinfo
+
+
+def register(subparsers) -> None:
+    s = subparsers.add_parser("sysinfo", help="describe this system (recorded with every run)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=handle)
+
+
+def handle(args) -> int:
+    try:
+        build = coreproc.core_version()
+    except coreproc.CoreError:
+        build = None
+    info = sysinfo.collect(build)
+    if args.json:
+        json.dump(info, sys.stdout, indent=1)
+        print()
+        return 0
+    def walk(prefix, obj):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                walk("%s.%s" % (prefix, k) if prefix else k, v)
+        else:
+            print("%-40s %s" % (prefix, obj))
+    walk("", info)
+    return 0

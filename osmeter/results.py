@@ -1,0 +1,102 @@
+"""From samples to results: the invocations of a run become Results (one per metric, per
+x for sweeps) with their summaries, warnings and notes; then the derived analysis
+(curve classes of scatters, each family's own in osmeter/families/).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections import defaultdict
+
+from . import curves, families, monitor, stats
+from .catalog import Catalog
+from .model import Result, Run, Sample
+from .plan import PlanItem
+
+
+def build_results(catalog: Catalog, items: list[PlanItem], invs: dict) -> list[Result]:
+    """The results of one variant, in plan order; invs: result id -> the repetitions'
+    (rep, coreproc.Invocation, monitor.Interference)."""
+    results = []
+    for item in items:
+        reps = invs.get(item.result_id)
+        if not reps:
+            continue
+        mine = results_for_bench(catalog.by_id[item.bench], reps)
+        for r in mine:   # a user's command is stored under its own name
+            r.bench = item.result_id
+        results += mine
+    return results
+
+
+def results_for_bench(meta: dict, reps: list) -> list[Result]:
+    """Turn the invocations of one benchmark into Results (one per metric, per x for sweeps)."""
+    ok = [(rep, inv, itf) for rep, inv, itf in reps if inv.status == "ok"]
+    bad = [(rep, inv) for rep, inv, _ in reps if inv.status != "ok"]
+    metrics = {m["name"]: m for m in meta["metrics"]}
+    params = next((inv.header.get("params", {}) for _, inv, _ in reps if inv.header), {})
+    if not ok:
+        status = "skipped" if all(inv.status == "skipped" for _, inv in bad) else "failed"
+        reason = next((inv.reason for _, inv in bad if inv.reason), "no reason given")
+        return [Result(bench=meta["id"], metric=m["name"], unit=m["unit"], better=m["better"],
+                       shape=m["shape"], x_name=m["x_name"], params=params, status=status,
+                       reason=reason) for m in meta["metrics"]]
+
+    grouped: dict[tuple, list[Sample]] = defaultdict(list)
+    for rep, inv, _ in ok:
+        for metric, x, value in inv.samples:
+            shape = metrics[metric]["shape"]
+            key_x = x if shape == "sweep" else None
+            grouped[(metric, key_x)].append(Sample(rep, x, value))
+
+    common_warnings = []
+    if bad:
+        common_warnings.append("%d of %d repetitions did not complete: %s"
+                               % (len(bad), len(reps), bad[0][1].reason))
+    # Interference, added up over the repetitions that measured.
+    common_warnings += monitor.judge([itf for _, _, itf in ok])
+    notes = merge_notes([inv.notes for _, inv, _ in ok])
+    notes["interference"] = [itf.to_dict() for _, _, itf in ok]
+
+    order = {m["name"]: i for i, m in enumerate(meta["metrics"])}
+    results = []
+    for (metric, x), samples in sorted(grouped.items(),
+                                       key=lambda kv: (order[kv[0][0]], kv[0][1] or 0)):
+        m = metrics[metric]
+        summary = stats.summarize(samples)
+        warnings = list(common_warnings)
+        if m["shape"] != "scatter":
+            warnings += stats.reliability_warnings(summary)
+        results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
+                              better=m["better"], shape=m["shape"], x=x, x_name=m["x_name"],
+                              params=params, samples=samples, summary=summary,
+                              warnings=warnings, notes=notes))
+    return results
+
+
+def merge_notes(per_rep: list[dict]) -> dict:
+    """One value where every repetition agrees, the list of values where they differ."""
+    keys = []
+    for n in per_rep:
+        keys += [k for k in n if k not in keys]
+    merged = {}
+    for k in keys:
+        values = [n.get(k) for n in per_rep]
+        merged[k] = values[0] if all(v == values[0] for v in values) else values
+    return merged
+
+
+def derive(run: Run) -> None:
+    """Curve classification of scatters, then each family's own analysis."""
+    for r in run.results:
+        if r.shape == "scatter" and r.status == "ok" and r.samples:
+            r.extra["curve"] = curves.summarize_scatter(r.samples, x_name=r.x_name, unit=r.unit)
+    for mod_info in pkgutil.iter_modules(families.__path__):
+        mod = importlib.import_module("%s.%s" % (families.__name__, mod_info.name))
+        fn = getattr(mod, "derive", None)
+        if fn is None:
+            continue
+        for bench in sorted({r.bench for r in run.results}):
+            mine = [r for r in run.results if r.bench == bench]
+            extra = fn(bench, mine, run.sysinfo) or []
+            run.results += extra
