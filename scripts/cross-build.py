@@ -77,7 +77,10 @@ def compiler_wrapper(workdir: str, target: str) -> str:
     """A one-line cc for make: `python -m ziglang cc -target TARGET "$@"`."""
     path = os.path.join(workdir, "cc-" + target)
     with open(path, "w") as f:
-        f.write('#!/bin/sh\nexec "%s" -m ziglang cc -target %s "$@"\n' % (sys.executable, target))
+        # zig cc --version leaves an a.o in the current directory for some targets
+        # (macOS, Linux): there it is the work directory, not core/.
+        f.write('#!/bin/sh\n[ "$1" = --version ] && cd "%s"\nexec "%s" -m ziglang cc -target %s "$@"\n'
+                % (workdir, sys.executable, target))
     os.chmod(path, 0o755)
     return path
 

@@ -62,9 +62,11 @@ def zig_or_skip():
 
 def test_cross_build_links_every_target_without_a_warning():
     zig_or_skip()
+    before = set(os.listdir(REPO / "core"))
     r = subprocess.run([sys.executable, str(CROSS_BUILD)], capture_output=True, text=True,
                        timeout=1800)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert set(os.listdir(REPO / "core")) == before   # the native tree is left alone
     rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:]
             if line.strip() and not line.startswith(("*", "cross-build"))}
     for target in ("x86_64-freebsd-none", "aarch64-freebsd-none", "x86_64-netbsd-none",
