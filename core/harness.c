@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -811,8 +812,72 @@ static void cleanup(void)
     remove_scratch();
 }
 
+/* ---- dying with the front-end ------------------------------------------------------ */
+/* The front-end runs the core in a session of its own, so no terminal hang-up reaches
+ * it.  When the launcher names the read end of a pipe in $OSMETER_PARENT_FD (it keeps
+ * the write end and never writes), the core dies with it, however it died (SIGKILL
+ * too): the pipe's end of file raises SIGIO (O_ASYNC, on Linux, the BSDs and macOS), and
+ * on Linux PR_SET_PDEATHSIG sends SIGHUP as well.  Either way SIGHUP's handlers run (a
+ * running command's group is killed, then the harness's cleanup), and the scratch
+ * directory the front-end made is removed too: nobody else is left to remove it. */
+static pid_t launcher;      /* our parent when we started */
+static int launcher_fd = -1; /* the pipe from it, or -1 */
+static char given_scratch[PATH_MAX];
+
+static int launcher_gone(void)
+{
+    if (launcher_fd < 0)
+        return 0;
+    struct pollfd p = {launcher_fd, POLLIN, 0};
+    return getppid() != launcher || poll(&p, 1, 0) > 0; /* it never writes: EOF */
+}
+
+static void on_launcher_pipe(int sig)
+{
+    (void)sig;
+    if (launcher_gone())
+        raise(SIGHUP);
+}
+
+static void watch_launcher(void)
+{
+    const char *v = getenv("OSMETER_PARENT_FD");
+    if (!v)
+        return;
+    char *end;
+    long fd = strtol(v, &end, 10);
+    struct stat st;
+    if (!*v || *end || fd < 0 || fd > INT_MAX || fstat((int)fd, &st) || !S_ISFIFO(st.st_mode)) {
+        fprintf(stderr, "osmeter-core: ignoring OSMETER_PARENT_FD=%s: not an open pipe\n", v);
+        return;
+    }
+    launcher = getppid();
+    launcher_fd = (int)fd;
+    const char *given = getenv("OSMETER_SCRATCH");
+    if (given && strlen(given) < sizeof given_scratch)
+        strcpy(given_scratch, given);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGHUP);
+#endif
+#if defined(O_ASYNC) && defined(SIGIO)
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_launcher_pipe;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGIO, &sa, NULL);
+    fcntl(launcher_fd, F_SETOWN, getpid());
+    fcntl(launcher_fd, F_SETFL, fcntl(launcher_fd, F_GETFL) | O_ASYNC | O_NONBLOCK);
+#endif
+    if (launcher_gone()) /* before we watched */
+        raise(SIGHUP);
+}
+
 static void on_signal(int sig)
 {
+    if (launcher_gone() && given_scratch[0] && !scratch_ours) {
+        memcpy(scratch, given_scratch, sizeof scratch);
+        scratch_ours = 1;
+    }
     cleanup();
     signal(sig, SIG_DFL);
     raise(sig);
@@ -832,6 +897,7 @@ void om_harness_init(char *argv0)
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error return, not a death */
     read_exec_wrapper();
+    watch_launcher();
     om_measure_timer_overhead();
 }
 

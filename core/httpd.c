@@ -484,6 +484,7 @@ struct conn {
     int file;
     off_t file_off, file_left;
     int keep_alive;
+    int refused; /* accepted over capacity: lingers after its 503 */
 };
 
 struct list {
@@ -496,6 +497,7 @@ struct server {
     int dirfd, lfd, spare;
     struct conn **conns; /* by descriptor */
     int table, nconns, capacity;
+    int refusing; /* of nconns: refused connections lingering after their 503 */
     struct list list[C_NSTATES];
     uint64_t timeout_ns[C_NSTATES];
     struct httpd_probe *probe;
@@ -549,6 +551,7 @@ static void close_conn(struct server *s, struct conn *c)
         close(c->file);
     s->conns[c->fd] = NULL;
     s->nconns--;
+    s->refusing -= c->refused;
     free(c->in);
     free(c);
 }
@@ -584,13 +587,14 @@ static int error_response(char *buf, size_t len, int status, int head, int keep_
                     keep_alive ? "keep-alive" : "close", head ? "" : body);
 }
 
-static void send_and_close(int fd, int status)
+/* Stop sending, read what the client has sent so far, close: a socket closed with
+ * unread input sends a reset, which can destroy the answer before the client reads it. */
+static void drain_and_close(int fd)
 {
-    char buf[400];
-    int n = error_response(buf, sizeof buf, status, 0, 0);
-    if (send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-        /* best effort: the connection is being refused anyway */
-    }
+    char buf[4096];
+    shutdown(fd, SHUT_WR);
+    for (int i = 0; i < 16 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; i++)
+        ;
     close(fd);
 }
 
@@ -785,8 +789,6 @@ static void parse_request(const char *p, size_t len, struct req *r)
 
 /* ---- responses ------------------------------------------------------------------------ */
 
-static void serve_input(struct server *s, struct conn *c, uint64_t now);
-
 /* Stop answering: send nothing more, drain what the client still sends for a moment
  * (so the error response is not destroyed by a reset), then close. */
 static void linger(struct server *s, struct conn *c, uint64_t now)
@@ -799,7 +801,38 @@ static void linger(struct server *s, struct conn *c, uint64_t now)
     set_state(s, c, C_LINGER, now);
 }
 
-/* The response is out: close, or go on with the next request on this connection. */
+/* Over capacity: 503.  While spare descriptors last, the refused connection lingers like
+ * an error response (so its client can read the 503 whatever it sends meanwhile);
+ * otherwise, or when the descriptors themselves ran out, it is drained once and closed. */
+#define MAX_REFUSING 64
+static void refuse(struct server *s, int fd, int may_linger, uint64_t now)
+{
+    char buf[400];
+    int n = error_response(buf, sizeof buf, 503, 0, 0);
+    if (send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* best effort: the connection is being refused anyway */
+    }
+    if (s->probe)
+        __atomic_add_fetch(&s->probe->refused, 1, __ATOMIC_RELAXED);
+    struct conn *c = NULL;
+    if (may_linger && s->refusing < MAX_REFUSING && fd < s->table &&
+        fcntl(fd, F_SETFL, O_NONBLOCK) == 0 && (c = calloc(1, sizeof *c)) &&
+        ev_set(s->ev, fd, 1, 0, 1) == 0) {
+        c->fd = fd;
+        c->file = -1;
+        c->refused = 1;
+        s->conns[fd] = c;
+        s->nconns++;
+        s->refusing++;
+        linger(s, c, now);
+        return;
+    }
+    free(c);
+    drain_and_close(fd);
+}
+
+/* The response is out: close, or make ready for the next request on this connection
+ * (serve_input answers pipelined ones already read, in its loop). */
 static void finish_response(struct server *s, struct conn *c, uint64_t now)
 {
     if (c->file >= 0) {
@@ -819,7 +852,6 @@ static void finish_response(struct server *s, struct conn *c, uint64_t now)
         c->scanned = 0;
         c->consumed = 0;
         set_state(s, c, C_READING, now);
-        serve_input(s, c, now);
         return;
     }
     free(c->in); /* an idle connection holds no buffer */
@@ -958,22 +990,42 @@ static size_t head_end(struct conn *c)
     return 0;
 }
 
+/* RFC 9112 §2.2: empty lines before a request line are ignored. */
+static void skip_empty_lines(struct conn *c)
+{
+    size_t i = 0;
+    while (i < c->in_len && (c->in[i] == '\n' ||
+                             (c->in[i] == '\r' && i + 1 < c->in_len && c->in[i + 1] == '\n')))
+        i += c->in[i] == '\r' ? 2 : 1;
+    if (i > 0) {
+        memmove(c->in, c->in + i, c->in_len - i);
+        c->in_len -= i;
+        c->scanned = 0;
+    }
+}
+
+/* Answer every complete request read so far, one after the other: a loop, not a
+ * recursion, since a client may pipeline any number of them. */
 static void serve_input(struct server *s, struct conn *c, uint64_t now)
 {
-    size_t end = head_end(c);
-    struct req r;
-    if (end == 0) {
-        if (c->in_len < (size_t)s->cfg->max_request)
-            return; /* wait for the rest */
-        memset(&r, 0, sizeof r);
-        r.status = memchr(c->in, '\n', c->in_len) ? 431 : 414;
-        r.must_close = 1;
-        c->consumed = c->in_len;
-    } else {
-        parse_request(c->in, end, &r);
-        c->consumed = end;
+    while (c->state == C_READING && c->in_len > 0) {
+        skip_empty_lines(c);
+        size_t end = head_end(c);
+        struct req r;
+        if (end == 0) {
+            if (c->in_len < (size_t)s->cfg->max_request)
+                return; /* wait for the rest */
+            memset(&r, 0, sizeof r);
+            r.status = memchr(c->in, '\n', c->in_len) ? 431 : 414;
+            r.must_close = 1;
+            c->consumed = c->in_len;
+        } else {
+            parse_request(c->in, end, &r);
+            c->consumed = end;
+        }
+        if (!respond(s, c, &r, now))
+            return; /* closed */
     }
-    respond(s, c, &r, now);
 }
 
 static void on_readable(struct server *s, struct conn *c, uint64_t now)
@@ -1031,30 +1083,27 @@ static void on_accept(struct server *s, uint64_t now)
                  * listening socket does not stay ready forever. */
                 close(s->spare);
                 int x = accept(s->lfd, NULL, NULL);
-                if (x >= 0)
-                    send_and_close(x, 503);
+                if (x >= 0) {
+                    if (s->probe)
+                        __atomic_add_fetch(&s->probe->accepted, 1, __ATOMIC_RELEASE);
+                    refuse(s, x, 0, now); /* no lingering: the spare must come back */
+                }
                 s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (x < 0)
                     return; /* the queue is empty */
-                if (s->probe) {
-                    __atomic_add_fetch(&s->probe->accepted, 1, __ATOMIC_RELEASE);
-                    __atomic_add_fetch(&s->probe->refused, 1, __ATOMIC_RELAXED);
-                }
                 continue;
             }
             return; /* EAGAIN: the queue is empty */
         }
         struct conn *c = NULL;
         int one = 1;
-        if (s->nconns >= s->capacity || fd >= s->table ||
+        if (s->nconns - s->refusing >= s->capacity || fd >= s->table ||
 #ifndef __linux__
             fcntl(fd, F_SETFL, O_NONBLOCK) || fcntl(fd, F_SETFD, FD_CLOEXEC) ||
 #endif
             !(c = calloc(1, sizeof *c)) || ev_set(s->ev, fd, 1, 0, 1)) {
             free(c);
-            send_and_close(fd, 503);
-            if (s->probe)
-                __atomic_add_fetch(&s->probe->refused, 1, __ATOMIC_RELAXED);
+            refuse(s, fd, 1, now);
             continue;
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -1187,7 +1236,8 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
             if (evs[i].writable && c->state == C_WRITING) {
                 if (!pump(&s, c, now))
                     continue;
-                c = s.conns[fd];
+                serve_input(&s, c, now); /* requests pipelined behind this response */
+                c = s.conns[fd];         /* NULL when that closed it */
             }
             if (c && evs[i].readable && c->state != C_WRITING)
                 on_readable(&s, c, now);

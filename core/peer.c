@@ -3,10 +3,13 @@
  * both ends, and the SHA-256/HMAC that authenticates it.  See peer.h for the protocol.
  *
  * Safety model: the listening process only accepts and forks; everything a client sends
- * is parsed in a per-session child that alarm() ends after max_seconds and that stops
- * after max_bytes of data.  One session runs at a time; a second client is told BUSY at
- * once and disconnected.  A client that crashes, vanishes or sends garbage ends only its
- * own session.  The endpoints are a fixed, bounded set; nothing a client names is run.
+ * is parsed in a per-connection child that alarm() ends after max_seconds and that stops
+ * after max_bytes of data.  A connection must authenticate within a few seconds; several
+ * may be authenticating at once (a bounded number, the oldest dropped to make room), so
+ * a silent one cannot keep a real client out.  Only an authenticated client takes the
+ * one session; while it runs, others are told BUSY at once and disconnected.  A client
+ * that crashes, vanishes or sends garbage ends only its own connection.  The endpoints
+ * are a fixed, bounded set; nothing a client names is run.
  */
 #define _GNU_SOURCE
 #include "peer.h"
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -35,8 +39,11 @@
 #ifndef SOCK_CLOEXEC /* macOS */
 #define SOCK_CLOEXEC 0
 #endif
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
 
-const struct om_peer_limits om_peer_default_limits = {300, 4LL << 30, 0};
+const struct om_peer_limits om_peer_default_limits = {300, 4LL << 30, 0, NULL};
 
 /* ---- SHA-256 ------------------------------------------------------------------------ */
 
@@ -309,6 +316,14 @@ static int same_mac(const char *a, const char *b)
     return diff == 0;
 }
 
+static int told_busy(const char *line, char *err, size_t errlen)
+{
+    if (strncmp(line, "BUSY", 4) != 0)
+        return 0;
+    snprintf(err, errlen, "peer is busy: %s", line + (line[4] ? 5 : 4));
+    return 1;
+}
+
 int om_peer_handshake(int ctl, const char *secret, char *err, size_t errlen)
 {
     char line[OM_PEER_LINE], cn[33], mine[65], theirs[65];
@@ -318,10 +333,8 @@ int om_peer_handshake(int ctl, const char *secret, char *err, size_t errlen)
                                             : "the peer closed the connection before greeting");
         return -1;
     }
-    if (strncmp(line, "BUSY", 4) == 0) {
-        snprintf(err, errlen, "peer is busy: %s", line + (line[4] ? 5 : 4));
+    if (told_busy(line, err, errlen))
         return -1;
-    }
     const char *prefix = "OSMETER-PEER 1 CHALLENGE ";
     size_t pl = strlen(prefix);
     uint8_t raw[16];
@@ -346,6 +359,8 @@ int om_peer_handshake(int ctl, const char *secret, char *err, size_t errlen)
         snprintf(err, errlen, "no answer to authentication from the peer");
         return -1;
     }
+    if (told_busy(line, err, errlen)) /* another client authenticated first */
+        return -1;
     if (strncmp(line, "OK ", 3) != 0) {
         snprintf(err, errlen, "peer refused: %.200s (is $%s the same on both hosts?)",
                  strncmp(line, "ERR ", 4) ? line : line + 4, OM_PEER_SECRET_ENV);
@@ -504,20 +519,35 @@ void om_sock_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-/* Wait up to timeout_ms for the client to connect to lfd; others are turned away. */
-static int accept_client(int lfd, int timeout_ms)
+/* Wait until fd is readable (1), the deadline passes (0, errno ETIMEDOUT) or the client
+ * goes away (0, errno ECONNABORTED): its control connection is silent while data flows,
+ * so anything on it means it closed or broke the protocol. */
+static int wait_for_data(int fd, uint64_t deadline)
 {
-    uint64_t deadline = om_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
     for (;;) {
         uint64_t now = om_now_ns();
         if (now >= deadline) {
             errno = ETIMEDOUT;
-            return -1;
+            return 0;
         }
-        struct pollfd p = {lfd, POLLIN, 0};
-        int r = poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1);
-        if (r <= 0)
-            continue;
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {session_ctl, POLLIN, 0}};
+        int r = poll(p, 2, (int)((deadline - now) / 1000000ULL) + 1);
+        if (r > 0 && p[1].revents) {
+            errno = ECONNABORTED;
+            return 0;
+        }
+        if (r > 0 && p[0].revents)
+            return 1;
+    }
+}
+
+static uint64_t ms_from_now(int ms) { return om_now_ns() + (uint64_t)ms * 1000000ULL; }
+
+/* Wait up to timeout_ms for the client to connect to lfd; others are turned away. */
+static int accept_client(int lfd, int timeout_ms)
+{
+    uint64_t deadline = ms_from_now(timeout_ms);
+    while (wait_for_data(lfd, deadline)) {
         struct sockaddr_storage from;
         socklen_t len = sizeof from;
         int fd = accept(lfd, (struct sockaddr *)&from, &len);
@@ -527,25 +557,30 @@ static int accept_client(int lfd, int timeout_ms)
             return fd;
         close(fd);
     }
+    return -1;
 }
 
-/* Parse "NAME a b c" into up to 4 integers within [lo, hi]; returns the count or -1. */
-static int parse_args(const char *line, long long *v, int want, long long lo, long long hi)
+/* "NAME a b c": exactly `count` integers in [lo, hi] into v[0..count); 0, or -1 when
+ * there are fewer or more, or one is not a plain integer in range.  Nothing is written
+ * past v[count - 1], whatever the client sends. */
+static int parse_args(const char *line, long long *v, size_t count, long long lo, long long hi)
 {
     const char *p = strchr(line, ' ');
-    int n = 0;
+    size_t n = 0;
     while (p && *p == ' ') {
         p++;
         char *end;
         errno = 0;
         long long x = strtoll(p, &end, 10);
-        if (end == p || errno || (*end && *end != ' ') || x < lo || x > hi || n >= 4)
+        if (n == count || end == p || errno || (*end && *end != ' ') || x < lo || x > hi)
             return -1;
         v[n++] = x;
         p = end;
     }
-    return n == want ? n : -1;
+    return n == count ? 0 : -1;
 }
+/* The array and its length, so that the count can never disagree with the array. */
+#define ARGS(a) (a), sizeof(a) / sizeof((a)[0])
 
 static char *session_buffer(size_t size)
 {
@@ -571,17 +606,18 @@ static int tcp_data_connection(void)
     if (lfd < 0)
         return send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
     send_line(session_ctl, "PORT %d", port);
-    int fd = accept_client(lfd, 10000);
+    int fd = accept_client(lfd, 10000), gone = fd < 0 && errno == ECONNABORTED;
     close(lfd);
     if (fd < 0)
-        return send_line(session_ctl, "ERR no data connection within 10 s"), -1;
+        return send_line(session_ctl, "ERR no data connection within 10 s%s",
+                         gone ? " (the control connection closed)" : ""), -1;
     return fd;
 }
 
 static int ep_tcp_sink(const char *line)
 {
     long long a[3];
-    if (parse_args(line, a, 3, 1, 1LL << 30) < 0 || a[0] > (16 << 20) || a[2] > 1000000)
+    if (parse_args(line, ARGS(a), 1, 1LL << 30) || a[0] > (16 << 20) || a[2] > 1000000)
         return send_line(session_ctl, "ERR TCP_SINK wants <buf 1..16M> <total 1..1G> "
                                       "<count 1..1000000>"), -1;
     long long buf = a[0], total = a[1], count = a[2];
@@ -610,7 +646,7 @@ static int ep_tcp_sink(const char *line)
 static int ep_tcp_echo(const char *line)
 {
     long long a[1];
-    if (parse_args(line, a, 1, 1, 1 << 20) < 0)
+    if (parse_args(line, ARGS(a), 1, 1 << 20))
         return send_line(session_ctl, "ERR TCP_ECHO wants <size 1..1M>"), -1;
     char *mem = session_buffer((size_t)a[0]);
     if (!mem)
@@ -698,7 +734,7 @@ static int udp_socket_for_client(int *port)
 static int ep_udp_sink(const char *line)
 {
     long long a[2];
-    if (parse_args(line, a, 2, 1, 100000000) < 0 || a[0] > 65535)
+    if (parse_args(line, ARGS(a), 1, 100000000) || a[0] > 65535)
         return send_line(session_ctl, "ERR UDP_SINK wants <size 1..65535> <count 1..1e8>"), -1;
     if (a[1] > session_left / a[0])
         return send_line(session_ctl, "ERR UDP_SINK would pass this session's byte limit "
@@ -713,10 +749,7 @@ static int ep_udp_sink(const char *line)
     send_line(session_ctl, "PORT %d %d", port, rcvbuf);
     /* The first datagram may take a moment; after it, 1 s of silence ends the stream
      * (every datagram still in flight has arrived or been lost by then). */
-    struct pollfd p = {fd, POLLIN, 0};
-    int r;
-    while ((r = poll(&p, 1, 10000)) < 0 && errno == EINTR)
-        ;
+    int r = wait_for_data(fd, ms_from_now(10000));
     om_sock_timeouts(fd, 1000);
     long long got = 0, bytes = 0;
     uint64_t first = 0, last = 0;
@@ -748,7 +781,7 @@ static int ep_udp_sink(const char *line)
 static int ep_udp_echo(const char *line)
 {
     long long a[1];
-    if (parse_args(line, a, 1, 1, 65535) < 0)
+    if (parse_args(line, ARGS(a), 1, 65535))
         return send_line(session_ctl, "ERR UDP_ECHO wants <size 1..65535>"), -1;
     int port, fd = udp_socket_for_client(&port);
     char *mem = session_buffer(65536);
@@ -799,14 +832,18 @@ static const struct {
     {"UDP_SINK", ep_udp_sink}, {"UDP_ECHO", ep_udp_echo},
 };
 
-static int server_handshake(int ctl, const char *secret)
+/* Challenge the client and check its answer within timeout_ms.  0 with the server's
+ * own proof in proof (not sent yet: the caller first takes the session), or -1 after
+ * telling the client why. */
+static int server_handshake(int ctl, const char *secret, int timeout_ms, char proof[65])
 {
-    char sn[33], line[OM_PEER_LINE], want[65], proof[65];
+    char sn[33], line[OM_PEER_LINE], want[65];
     if (om_peer_random_hex(sn, 16) || send_line(ctl, "OSMETER-PEER 1 CHALLENGE %s", sn))
         return -1;
-    int n = om_peer_read_line(ctl, line, sizeof line, 10000);
+    int n = om_peer_read_line(ctl, line, sizeof line, timeout_ms);
     if (n < 0) {
-        plog("no authentication within 10 s (%s)", n == -2 ? "timeout" : "closed or too long");
+        plog("no authentication within %d s (%s)", timeout_ms / 1000,
+             n == -2 ? "timeout" : "closed or too long");
         return -1;
     }
     /* AUTH <32 hex> <64 hex> */
@@ -831,7 +868,35 @@ static int server_handshake(int ctl, const char *secret)
         return -1;
     }
     auth_mac(secret, "server", sn, cn, proof);
-    return send_line(ctl, "OK %s", proof);
+    return 0;
+}
+
+static const char busy_reason[] = "another client's session is running (this peer serves "
+                                  "one client at a time); try again when it ends";
+
+/* The one session slot of `serve`, shared with the listener (NULL: the local far end,
+ * whose connection is the only one).  A connection takes it only once authenticated. */
+static pid_t *session_owner;
+
+static int take_session(void)
+{
+    pid_t none = 0;
+    return !session_owner ||
+           __atomic_compare_exchange_n(session_owner, &none, getpid(), 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* The listener makes room for a new connection: one still authenticating leaves; one
+ * that has just taken the session stays (so the race between the two is harmless).
+ * Installed by the listener before it forks, so it holds from a connection's start. */
+static pid_t listener_pid;
+static void on_evict(int sig)
+{
+    (void)sig;
+    if (getpid() == listener_pid)
+        return;
+    if (!session_owner || __atomic_load_n(session_owner, __ATOMIC_ACQUIRE) != getpid())
+        _exit(4);
 }
 
 int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *lim)
@@ -839,6 +904,7 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
     session_ctl = ctl;
     session_left = lim->max_bytes;
     session_quiet = lim->quiet;
+    session_owner = lim->session_owner;
     socklen_t len = sizeof session_client;
     if (getpeername(ctl, (struct sockaddr *)&session_client, &len))
         return 1;
@@ -854,10 +920,18 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
     int one = 1;
     setsockopt(ctl, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 
-    if (server_handshake(ctl, secret)) {
+    char proof[65];
+    if (server_handshake(ctl, secret, OM_PEER_AUTH_TIMEOUT_MS, proof)) {
         plog("session from %s refused", who);
         return 2;
     }
+    if (!take_session()) {
+        send_line(ctl, "BUSY %s", busy_reason);
+        plog("turned away %s after authentication: a session is running", who);
+        return 0;
+    }
+    if (send_line(ctl, "OK %s", proof))
+        return 2;
     plog("session from %s authenticated", who);
     char line[OM_PEER_LINE];
     for (;;) {
@@ -943,6 +1017,88 @@ static int serve_usage(const char *msg, const char *arg)
     return OM_BADPARAM;
 }
 
+/* The listener's connections: each in a process of its own, authenticating (at most
+ * OM_PEER_MAX_PENDING of them) or, once authenticated, the one session. */
+struct listener {
+    struct {
+        pid_t pid;
+        uint64_t started;
+    } conn[OM_PEER_MAX_PENDING + 1];
+    int n;
+    pid_t *owner; /* the session slot: its pid, or 0 */
+    const struct om_peer_limits *lim;
+};
+
+static int session_running(const struct listener *l)
+{
+    return __atomic_load_n(l->owner, __ATOMIC_ACQUIRE) != 0;
+}
+
+static int pending(const struct listener *l)
+{
+    pid_t owner = __atomic_load_n(l->owner, __ATOMIC_ACQUIRE);
+    int n = 0;
+    for (int i = 0; i < l->n; i++)
+        n += l->conn[i].pid != owner;
+    return n;
+}
+
+/* Its process is gone: free its place, and the session slot if it held it. */
+static void forget_connection(struct listener *l, int i)
+{
+    pid_t expected = l->conn[i].pid;
+    __atomic_compare_exchange_n(l->owner, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    om_child_untrack(l->conn[i].pid);
+    l->conn[i] = l->conn[--l->n];
+}
+
+static void reap_connections(struct listener *l)
+{
+    uint64_t limit = (uint64_t)(l->lim->max_seconds + 5) * 1000000000ULL;
+    for (int i = 0; i < l->n;) {
+        int status;
+        pid_t pid = l->conn[i].pid;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            if (WIFSIGNALED(status)) /* a bug in the server, not the client's doing */
+                plog("connection %ld died of signal %d", (long)pid, WTERMSIG(status));
+            forget_connection(l, i);
+        } else if (om_now_ns() - l->conn[i].started > limit) {
+            plog("connection %ld outlived its time limit: killed", (long)pid);
+            om_child_kill(pid);
+            forget_connection(l, i);
+        } else {
+            i++;
+        }
+    }
+}
+
+/* Every place for an unauthenticated connection is taken: the one that has waited
+ * longest leaves, so silent clients cannot keep a real one out. */
+static void evict_oldest(struct listener *l)
+{
+    pid_t owner = __atomic_load_n(l->owner, __ATOMIC_ACQUIRE);
+    int oldest = -1;
+    for (int i = 0; i < l->n; i++)
+        if (l->conn[i].pid != owner && (oldest < 0 || l->conn[i].started < l->conn[oldest].started))
+            oldest = i;
+    if (oldest < 0)
+        return;
+    pid_t pid = l->conn[oldest].pid;
+    plog("too many connections authenticating: dropped the oldest (%ld)", (long)pid);
+    kill(pid, OM_PEER_EVICT_SIGNAL);
+    for (int ms = 0; ms < 1000; ms++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            forget_connection(l, oldest);
+            return;
+        }
+        if (__atomic_load_n(l->owner, __ATOMIC_ACQUIRE) == pid)
+            return; /* it authenticated meanwhile and is the session now */
+        usleep(1000);
+    }
+    om_child_kill(pid);
+    forget_connection(l, oldest);
+}
+
 int om_peer_main(int argc, char **argv)
 {
     const char *listen_at = "127.0.0.1";
@@ -1020,25 +1176,23 @@ int om_peer_main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    listener_pid = getpid();
+    sa.sa_handler = on_evict;
+    sigaction(OM_PEER_EVICT_SIGNAL, &sa, NULL);
 
-    pid_t session = 0;
-    uint64_t session_start = 0;
+    /* The session slot lives in memory shared with every connection's process. */
+    pid_t *owner = mmap(NULL, sizeof *owner, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (owner == MAP_FAILED) {
+        fprintf(stderr, "osmeter-core serve: mmap: %s\n", strerror(errno));
+        close(lfd);
+        return OM_FAILED;
+    }
+    *owner = 0;
+    lim.session_owner = owner;
+    struct listener l = {.owner = owner, .lim = &lim};
     while (!serve_stop) {
-        if (session) {
-            int status;
-            pid_t r = waitpid(session, &status, WNOHANG);
-            if (r == session) {
-                if (WIFSIGNALED(status)) /* a bug in a session, not the client's doing */
-                    plog("session %ld died of signal %d", (long)session, WTERMSIG(status));
-                om_child_untrack(session);
-                session = 0;
-            } else if (om_now_ns() - session_start >
-                       (uint64_t)(lim.max_seconds + 5) * 1000000000ULL) {
-                plog("session %ld outlived its time limit: killed", (long)session);
-                om_child_kill(session);
-                session = 0;
-            }
-        }
+        reap_connections(&l);
         struct pollfd p = {lfd, POLLIN, 0};
         if (poll(&p, 1, 200) <= 0)
             continue;
@@ -1049,17 +1203,15 @@ int om_peer_main(int argc, char **argv)
             continue;
         char who[80];
         format_addr(&from, who, sizeof who);
-        if (session && waitpid(session, NULL, WNOHANG) == 0) {
+        reap_connections(&l);
+        if (!session_running(&l) && pending(&l) >= OM_PEER_MAX_PENDING)
+            evict_oldest(&l);
+        if (session_running(&l) || l.n == OM_PEER_MAX_PENDING + 1) {
             plog("turned away %s: a session is running", who);
             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-            send_line(fd, "BUSY another client's session is running (this peer serves one "
-                          "client at a time); try again when it ends");
+            send_line(fd, "BUSY %s", busy_reason);
             close(fd);
             continue;
-        }
-        if (session) { /* it ended between the two checks */
-            om_child_untrack(session);
-            session = 0;
         }
         pid_t pid = om_fork();
         if (pid < 0) {
@@ -1069,17 +1221,17 @@ int om_peer_main(int argc, char **argv)
         }
         if (pid == 0) {
             close(lfd);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
             _exit(om_peer_session(fd, secret, &lim));
         }
         close(fd);
-        session = pid;
-        session_start = om_now_ns();
+        l.conn[l.n].pid = pid;
+        l.conn[l.n++].started = om_now_ns();
     }
-    if (session)
-        om_child_kill(session);
+    while (l.n > 0) {
+        om_child_kill(l.conn[0].pid);
+        forget_connection(&l, 0);
+    }
+    munmap(owner, sizeof *owner);
     close(lfd);
     plog("stopped (signal %d)", (int)serve_stop);
     return 0;

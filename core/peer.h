@@ -9,6 +9,7 @@
  *   far:  OSMETER-PEER 1 CHALLENGE <server nonce, 32 hex>     (or BUSY <why>, then close)
  *   near: AUTH <client nonce, 32 hex> <HMAC-SHA256(secret, "osmeter-peer-1 client " sn " " cn)>
  *   far:  OK <HMAC-SHA256(secret, "osmeter-peer-1 server " sn " " cn)>   or ERR <why>, close
+ *         (or BUSY <why>, close: another client authenticated first)
  * then requests, each answered with PORT <port> [...], OK [...] or ERR <why>:
  *   TCP_SINK <buf> <total> <count>  accept one connection; <count> times read <total> bytes
  *                                   in <buf>-sized reads and answer one byte; then OK
@@ -25,8 +26,10 @@
 #ifndef OSMETER_PEER_H
 #define OSMETER_PEER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define OM_PEER_DEFAULT_PORT 7227
 #define OM_PEER_SECRET_ENV "OSMETER_PEER_SECRET"
@@ -52,7 +55,15 @@ struct om_peer_limits {
     long max_seconds;     /* a session ends (its process exits) after this long */
     long long max_bytes;  /* data bytes one session may move, both directions */
     int quiet;            /* no log lines on stderr (the local far end of a benchmark) */
+    pid_t *session_owner; /* `serve`: the slot shared by all connections (pid of the one
+                             authenticated session, or 0); NULL: no other connections */
 };
+/* `serve` holds up to this many connections that have not authenticated yet, each for
+ * at most the authentication timeout; when all places are taken the oldest is dropped
+ * (OM_PEER_EVICT_SIGNAL).  Only an authenticated client takes the one session. */
+#define OM_PEER_MAX_PENDING 16
+#define OM_PEER_AUTH_TIMEOUT_MS 5000
+#define OM_PEER_EVICT_SIGNAL SIGUSR1
 extern const struct om_peer_limits om_peer_default_limits;
 
 /* Serve one session on an accepted control connection; call it in a process of its own

@@ -158,18 +158,29 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     """Run `osmeter-core run bench k=v...` once in its own process group and scratch dir.
 
     Whatever happens (timeout, Ctrl-C, crash) the group is killed and the scratch
-    directory removed before this returns or raises.
+    directory removed before this returns or raises.  Should we die without a chance to
+    do so (SIGKILL), the core notices that the pipe named in OSMETER_PARENT_FD, whose
+    write end only we hold, has closed, and does both itself (docs/protocol.md).
     """
     args = [str(core_path()), "run", bench]
     if preset:
         args.append("--preset=" + preset)
     args += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
     scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=scratch_parent)
-    run_env = dict(os.environ, OSMETER_SCRATCH=scratch)
+    watch_r, watch_w = os.pipe()
+    run_env = dict(os.environ, OSMETER_SCRATCH=scratch, OSMETER_PARENT_FD=str(watch_r))
     if env:
         run_env.update(env)
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=run_env, start_new_session=True)
+    try:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=run_env, start_new_session=True,
+                                pass_fds=(watch_r,))
+    except BaseException:
+        os.close(watch_w)
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    finally:
+        os.close(watch_r)
     try:
         try:
             out, err = proc.communicate(timeout=timeout)
@@ -191,6 +202,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
                 os.killpg(proc.pid, signal.SIGKILL)  # children that outlived the core
             except (ProcessLookupError, PermissionError):
                 pass
+        os.close(watch_w)
         shutil.rmtree(scratch, ignore_errors=True)
     inv = parse_lines(bench, out.splitlines())
     inv.returncode, inv.stderr = proc.returncode, err

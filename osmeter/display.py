@@ -147,16 +147,22 @@ class Progress:
             filled = int(width * self.done / max(1, self.total))
             line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
                                                   self.done, self.total, what[:34], eta)
-            sys.stderr.write("\r" + line[:120])
-            sys.stderr.flush()
+            self._write("\r" + line[:120])
         elif time.monotonic() - self.last_line > 15 or self.done == 0:
-            sys.stderr.write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
+            self._write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
             self.last_line = time.monotonic()
 
     def finish(self):
         if self.tty:
-            sys.stderr.write("\r" + " " * 120 + "\r")
+            self._write("\r" + " " * 120 + "\r")
+
+    def _write(self, text: str):
+        """A terminal that hung up (EIO) ends the progress display, not the run."""
+        try:
+            sys.stderr.write(text)
             sys.stderr.flush()
+        except OSError:
+            self.enabled = self.tty = False
 
 
 def _fmt_duration(s: float) -> str:

@@ -23,7 +23,7 @@ from .plan import Options, PlanItem, Variant, effective_params
 
 
 class Interrupted(Exception):
-    """Ctrl-C or SIGTERM during a run."""
+    """Ctrl-C, SIGTERM or SIGHUP (the terminal or SSH connection went away) during a run."""
 
 
 def new_run_id(now: dt.datetime) -> str:
@@ -38,7 +38,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             store=None) -> list[Run]:
     """Run the plan and return one Run per variant (stored when a store is given).
 
-    On Ctrl-C / SIGTERM the runs are finalised with what was measured, marked
+    On Ctrl-C / SIGTERM / SIGHUP the runs are finalised with what was measured, marked
     'interrupted', stored, and Interrupted is raised to the caller.
     """
     started = dt.datetime.now(dt.timezone.utc)
@@ -67,7 +67,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     total = opts.runs * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     interrupted = False
-    old_term = signal.signal(signal.SIGTERM, _raise_interrupted)
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
     try:
         for rep in range(opts.runs):
             for item in items:
@@ -88,11 +89,13 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
     finally:
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old_stops.items():
+            signal.signal(sig, handler)
         progress.finish()
 
-    # Finalising and storing must not be cut short by a second Ctrl-C.
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.
+    old_quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
+                                                                      signal.SIGHUP)}
     try:
         finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env_after = monitor.before_run() if not interrupted else {}
@@ -106,7 +109,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             if store is not None and (run.results or not interrupted):
                 store.save_run(run)
     finally:
-        signal.signal(signal.SIGINT, old_int)
+        for sig, handler in old_quiet.items():
+            signal.signal(sig, handler)
     if interrupted:
         raise Interrupted()
     return runs

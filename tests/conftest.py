@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from osmeter import coreproc, monitor  # noqa: E402
+import proctree  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -91,20 +92,47 @@ def no_leaks(private_tmpdir, request):
             if not leaked or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
-        for pid in leaked:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+        for pid in leaked:  # with what runs below it (a core's workload, in its group)
+            proctree.kill_tree(pid)
     new_files = [f for f in set(os.listdir(private_tmpdir)) - before_files
                  if f.startswith("osmeter")]
     assert not leaked, "processes left behind: %s" % leaked
     assert not new_files, "temporary files left behind: %s" % new_files
 
 
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true",
+                     help="also run the tests marked 'long' (the long fuzz runs); "
+                          "or set OSMETER_LONG_TESTS=1")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "allow_leaks: the test manages leftovers itself")
     config.addinivalue_line("markers", "root: needs root (mounts, namespaces)")
+    config.addinivalue_line("markers", "long: minutes long; runs only with --long (CI does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long") or os.environ.get("OSMETER_LONG_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="long test: run with --long (CI does)")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def sanitized_core():
+    """osmeter-core built with AddressSanitizer + UBSan (make -C core sanitize).  Where
+    the compiler cannot build it the test is skipped with the reason, unless
+    OSMETER_REQUIRE_SANITIZER=1 (CI) makes that a failure."""
+    import sanitizer
+    path, why = sanitizer.build()
+    if path is None:
+        if os.environ.get("OSMETER_REQUIRE_SANITIZER") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return path
 
 
 @pytest.fixture

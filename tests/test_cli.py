@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import proctree
 from clirun import REPO, osmeter
 from osmeter.store import Store
 
@@ -123,14 +124,15 @@ def test_ctrl_c_stops_cleanly_and_keeps_the_store(db, tmp_path):
                           "ctx.pipe_ring", "--param", "ctx.pipe_ring.n=64",
                           "--param", "ctx.pipe_ring.batch_ms=3000", "--runs", "3", "--quiet"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Only this run's own processes count (another osmeter may be running beside us).
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        ps = subprocess.run(["ps", "-eo", "ppid=,comm="], capture_output=True, text=True).stdout
-        if sum(1 for l in ps.splitlines() if "osmeter-core" in l) > 10:
+        if len(proctree.descendants(p.pid)) > 10:
             break
         time.sleep(0.1)
     else:
-        p.kill()
+        proctree.kill_tree(p.pid)  # the front-end, its core and the core's workload
+        p.communicate()
         pytest.fail("the ring never started")
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)

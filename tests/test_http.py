@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import sanitizer
+from fuzzing import mangle
 from osmeter import coreproc
 
 LINUX = sys.platform.startswith("linux")
@@ -117,13 +119,17 @@ def test_throughput_refuses_a_target_off_loopback():
 # ---- the server on its own -----------------------------------------------------------------
 
 class Server:
-    def __init__(self, nofile=None, **opts):
-        args = [str(coreproc.core_path()), "httpd", "port=0"] + [
-                "%s=%s" % kv for kv in opts.items()]
+    def __init__(self, nofile=None, stack_kb=None, binary=None, stderr=subprocess.PIPE,
+                 **opts):
+        args = [str(binary or coreproc.core_path()), "httpd", "port=0"] + [
+            "%s=%s" % kv for kv in opts.items()]
         if nofile:  # under a lower descriptor limit (soft and hard)
             args = ["sh", "-c", 'ulimit -n %d && exec "$@"' % nofile, "sh"] + args
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, start_new_session=True)
+        if stack_kb:  # with a small stack, where deep recursion would overflow it
+            args = ["sh", "-c", 'ulimit -s %d && exec "$@"' % stack_kb, "sh"] + args
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr,
+                                     text=True, start_new_session=True,
+                                     env=dict(os.environ, **sanitizer.ENV))
         line = self.proc.stdout.readline()
         assert line, "httpd did not start: " + self.proc.stderr.read()
         self.info = json.loads(line)
@@ -141,7 +147,8 @@ class Server:
             os.killpg(self.proc.pid, signal.SIGTERM)
         self.proc.wait(timeout=10)
         self.proc.stdout.close()
-        self.proc.stderr.close()
+        if self.proc.stderr:
+            self.proc.stderr.close()
 
 
 @pytest.fixture
@@ -289,6 +296,69 @@ def test_malformed_requests_get_an_error_and_the_server_goes_on(httpd, mech):
         assert closed == closes, (raw, closed)
         if want == 405:
             assert headers["allow"] == "GET, HEAD"
+    still_serves(srv)
+
+
+def test_empty_lines_before_a_request_are_ignored(httpd):
+    """RFC 9112 §2.2: a server SHOULD ignore at least one empty line before a request
+    line (clients have sent an extra CRLF after a request body for decades)."""
+    srv = httpd()
+    for prefix in (b"\r\n", b"\n", b"\r\n\r\n\n"):
+        status, _, body, closed = ask(srv, prefix + get("/file-100"))
+        assert (status, body, closed) == (200, content(100), False), prefix
+    with srv.connect() as s:  # between pipelined requests, and sent on their own
+        s.sendall(get("/file-100") + b"\r\n" + get("/file-100"))
+        rest = b""
+        for _ in range(2):
+            status, _, body, rest = read_response(s, buf=rest)
+            assert status == 200 and body == content(100)
+        s.sendall(b"\r\n")
+        time.sleep(0.1)
+        s.sendall(get("/file-100"))
+        status, _, body, _ = read_response(s, buf=rest)
+        assert status == 200 and body == content(100)
+    still_serves(srv)
+
+
+def test_many_pipelined_requests_on_one_connection(httpd):
+    """50,000 requests in one stream, answered one after another without a stack level
+    each: with a 256 KB stack a recursion per request would overflow it."""
+    srv = httpd(stack_kb=256, max_request="1m")
+    n = 50_000
+    with srv.connect(timeout=60) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        import threading
+        sender = threading.Thread(target=s.sendall, args=(
+            b"GET / HTTP/1.1\nHost:\n\n" * n + get("/file-100", "Connection: close\r\n"),))
+        sender.start()
+        data = bytearray()
+        try:
+            while chunk := s.recv(1 << 20):
+                data += chunk
+        except ConnectionResetError:
+            pass
+        sender.join(timeout=60)
+    assert srv.alive(), "the server died (exit %s)" % srv.proc.returncode
+    assert data.count(b"HTTP/1.1 404 ") == n and data.endswith(content(100))
+    still_serves(srv)
+
+
+def test_503_at_capacity_is_not_lost_to_a_reset(httpd):
+    """A refused client that has sent its request (and sends more) still reads the 503:
+    the server does not close with unread input, which would send a reset."""
+    srv = httpd(max_conns=2)
+    held = [srv.connect() for _ in range(2)]
+    for s in held:
+        s.sendall(get("/file-100"))
+        assert read_response(s)[0] == 200
+    for _ in range(20):
+        with srv.connect() as extra:
+            extra.sendall(get("/file-100"))
+            time.sleep(0.01)  # the server has refused it by now
+            extra.sendall(get("/file-100"))
+            assert read_response(extra)[0] == 503
+    for s in held:
+        s.close()
     still_serves(srv)
 
 
@@ -449,20 +519,9 @@ def test_mangled_requests_never_hang_or_stop_the_server(httpd, mech):
              get("/%2e%2e/x", "Connection: close\r\n")]
     answered = 0
     for _ in range(300):
-        b = bytearray(rnd.choice(seeds) * rnd.randint(1, 3))
-        for _ in range(rnd.randint(1, 6)):
-            pos = rnd.randrange(len(b) + 1)
-            op = rnd.random()
-            if op < 0.3:
-                del b[pos:pos + rnd.randint(1, 5)]
-            elif op < 0.6:
-                b[pos:pos] = bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 8)))
-            elif op < 0.8 and b:
-                b[min(pos, len(b) - 1)] = rnd.randrange(256)
-            else:
-                del b[pos:]
+        b = mangle(rnd, rnd.choice(seeds) * rnd.randint(1, 3), rnd.randint(1, 6))
         with srv.connect(timeout=3) as s:
-            s.sendall(bytes(b))
+            s.sendall(b)
             s.shutdown(socket.SHUT_WR)
             data = b""
             try:

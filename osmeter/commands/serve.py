@@ -63,8 +63,15 @@ def handle(args) -> int:
         cmd += ["--max-seconds", str(args.max_seconds)]
     if args.max_bytes is not None:
         cmd += ["--max-bytes", str(args.max_bytes)]
-    proc = subprocess.Popen(cmd, env=dict(os.environ, **{SECRET_ENV: secret}),
-                            preexec_fn=_die_with_parent)
+    # The core watches the read end of this pipe (OSMETER_PARENT_FD): when we die, even
+    # by SIGKILL, it closes and the core stops too, on every system (docs/protocol.md).
+    watch_r, watch_w = os.pipe()
+    try:
+        proc = subprocess.Popen(cmd, env=dict(os.environ, **{SECRET_ENV: secret},
+                                              OSMETER_PARENT_FD=str(watch_r)),
+                                pass_fds=(watch_r,))
+    finally:
+        os.close(watch_r)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return proc.wait()
@@ -76,6 +83,7 @@ def handle(args) -> int:
             _stop(proc)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        os.close(watch_w)
 
 
 class _Stop(Exception):
@@ -84,13 +92,6 @@ class _Stop(Exception):
 
 def _raise_stop(signum, frame):
     raise _Stop()
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: on Linux, the core gets SIGTERM if we are killed."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop(proc: subprocess.Popen) -> int:
