@@ -10,14 +10,14 @@ import sys
 
 from . import __version__, coreproc, exchange, user_command
 from .catalog import CatalogError
-from .commands import (compare, delete, export_import, list_benchmarks, report, run, runs,
-                       serve, show, sysinfo)
+from .commands import (check, compare, delete, export_import, list_benchmarks, noise, report,
+                       run, runs, serve, show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
 from .store import StoreError, default_db_path
 
 # In the order `osmeter --help` lists them.
-COMMANDS = (list_benchmarks, run, runs, show, export_import, delete, sysinfo, compare, report,
-            serve)
+COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
+            noise, report, serve)
 
 
 def make_parser() -> argparse.ArgumentParser:

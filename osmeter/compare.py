@@ -7,21 +7,30 @@ osmeter/report/ (terminal, Markdown, CSV, JSON, HTML).  Everything here is data.
   the bench id's prefix (syscall, ctx, proc, mem, ...).
 * Ratio to the baseline, oriented so that > 1 always means better (faster, more
   bandwidth): baseline time / run time, or run rate / baseline rate.
-* Verdicts: osmeter.significance (Mann–Whitney U on per-repetition medians, alpha,
-  minimum effect); a winner and a loser per row only where the difference is
-  significant.
+* Ratios with their interval and verdicts: osmeter.significance (exact Mann–Whitney U
+  and Hodges–Lehmann on per-repetition medians; Welch t on logs when between-run noise
+  is known from a noise profile, osmeter.noise).  Every test made in the comparison
+  (each run against the baseline, best against second best, worst against second
+  worst, per row) is one family: Benjamini–Hochberg keeps the expected share of false
+  verdicts among those shown at alpha.  A winner and a loser per row only where the
+  difference is significant after that correction.
 * Indices: geometric mean of the ratios, per category and overall, as UnixBench does
   against its reference machine.  Each benchmark metric weighs the same: a sweep is
-  first reduced to the geometric mean over its x values.
+  first reduced to the geometric mean over its x values.  Their interval: Welch t on
+  the log scale from the per-repetition spread of every metric in the index (a sweep's
+  repetition is the mean of its log values over x), Satterthwaite's degrees of freedom,
+  plus the between-run noise where a profile gives it.
 * Ousterhout's MIPS-relative speed: the ratio divided by the ratio of the machines' raw
   CPU speeds, measured by `cpu.integer`.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from statistics import median
+from statistics import fmean, median
 
 from . import significance as sig
+from . import stats
 from .model import Result, Run
 
 CPU_BENCH = "cpu.integer"      # the raw-speed measure that stands in for MIPS
@@ -96,6 +105,9 @@ def metadata_diff(runs: list[Run]) -> tuple[list[tuple[str, list[str]]], int]:
 
 # ---- the comparison ------------------------------------------------------------------
 
+INDEX_LEVEL = 0.95
+
+
 @dataclass
 class Cell:
     """One run's value in one row."""
@@ -108,9 +120,16 @@ class Cell:
     reason: str | None = None
     ratio: float | None = None       # vs baseline, > 1 better
     mips_relative: float | None = None
-    verdict: sig.Verdict | None = None
+    verdict: sig.Verdict | None = None   # vs baseline: p, interval of the ratio
     curve_class: str | None = None
     result: Result | None = None
+    ci_level: float | None = None    # actual level of [ci_low, ci_high]
+    ci_method: str | None = None     # "order statistics" or "bootstrap" (old runs)
+
+    @property
+    def interval_note(self) -> str:
+        """'' for an interval of at least 95%; else its level, or 'bootstrap'."""
+        return stats.level_note(self.ci_level, self.ci_method, len(self.reps))
 
 
 @dataclass
@@ -128,6 +147,14 @@ class Row:
     winner: int | None = None
     loser: int | None = None
     notes: list[str] = field(default_factory=list)
+    tests: dict = field(default_factory=dict)   # (run a, run b) -> Verdict of b against a
+
+
+@dataclass
+class IndexInterval:
+    low: float
+    high: float
+    level: float
 
 
 @dataclass
@@ -144,8 +171,12 @@ class Comparison:
     cpu_speed: list[float | None]                # cpu.integer median per run (Mops/s)
     alpha: float
     min_effect: float
-    regressions: list[tuple[Row, int, float, float]] = field(default_factory=list)
-    gate_pct: float | None = None                # --fail-on-slower threshold, if asked
+    index_ci: dict[str, list[IndexInterval | None]] = field(default_factory=dict)
+    overall_ci: list[IndexInterval | None] = field(default_factory=list)
+    noise: object | None = None                  # osmeter.noise.Profile, when given
+    test_count: int = 0                          # tests in the verdicts' family
+    discoveries: int = 0                         # of them significant: verdicts shown
+    gate: object | None = None                   # osmeter.gate.Gate, when asked
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -154,6 +185,11 @@ class Comparison:
 
     def rows_in(self, category: str) -> list[Row]:
         return [r for r in self.rows if r.category == category]
+
+    @property
+    def expected_false(self) -> float:
+        """Benjamini–Hochberg's bound: at most alpha of the verdicts shown, on average."""
+        return self.alpha * self.discoveries
 
 
 def category_of(bench: str) -> str:
@@ -167,7 +203,9 @@ def _cell(res: Result) -> Cell:
     if med is None and res.samples:
         med = median(x.value for x in res.samples)
     curve = (res.extra or {}).get("curve") or {}
-    return Cell(median=med, ci_low=s.get("ci_low"), ci_high=s.get("ci_high"),
+    interval = stats.interval_of(s)
+    lo, hi, level, method = interval if interval else (None, None, None, None)
+    return Cell(median=med, ci_low=lo, ci_high=hi, ci_level=level, ci_method=method,
                 n=int(s.get("n") or len(res.samples)), reps=reps, status=res.status,
                 reason=res.reason, curve_class=curve.get("class"), result=res)
 
@@ -186,13 +224,17 @@ def _order_key(key):
 
 
 def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
-            min_effect: float = sig.MIN_EFFECT, fail_on_slower: float | None = None
-            ) -> Comparison:
+            min_effect: float = sig.MIN_EFFECT, noise=None) -> Comparison:
+    """Runs side by side; `noise` is a between-run noise profile (osmeter.noise) or None."""
     if not runs:
         raise CompareError("nothing to compare: no runs given")
     if not 0 <= baseline < len(runs):
         raise CompareError("baseline index %d out of range" % baseline)
     check_comparable(runs)
+    if noise is not None and bool(noise.smoke) != bool(runs[0].smoke):
+        raise CompareError("noise profile %s was recorded from %s runs; these are %s runs"
+                           % (noise.name, "smoke" if noise.smoke else "real",
+                              "smoke" if runs[0].smoke else "real"))
     by_key: dict[tuple, list[Result | None]] = {}
     for i, run in enumerate(runs):
         for res in run.results:
@@ -206,7 +248,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                   x=first.x, x_name=first.x_name, label=first.label, unit=first.unit,
                   better=first.better, shape=first.shape,
                   cells=[_cell(r) if r is not None else None for r in results])
-        _fill_row(row, baseline, speeds, alpha, min_effect)
+        _fill_row(row, baseline, speeds, alpha, min_effect, noise)
         for run, res in zip(runs, results):   # say when a value should not be trusted
             if res is not None and res.warnings:
                 who = "%s unreliable" % run.name if len(runs) > 1 else "unreliable"
@@ -216,23 +258,21 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
     for r in rows:
         if r.category not in cats:
             cats.append(r.category)
-    index, counts, overall = _indices(rows, len(runs))
     diff, same = metadata_diff(runs)
-    cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index=index,
-                     index_counts=counts, overall=overall, meta_diff=diff, meta_same=same,
-                     cpu_speed=speeds, alpha=alpha, min_effect=min_effect)
+    cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index={},
+                     index_counts={}, overall=[], meta_diff=diff, meta_same=same,
+                     cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise)
+    _correct_and_mark(cmp)
+    _indices(cmp)
     for i, run in enumerate(runs):
         for w in (run.environment or {}).get("warnings") or []:
             cmp.warnings.append("%s: %s" % (run.name, w))
     if len(runs) > 1 and speeds[baseline] is None:
         cmp.warnings.append("the baseline has no %s result: no MIPS-relative speeds" % CPU_BENCH)
-    if fail_on_slower is not None:
-        cmp.gate_pct = fail_on_slower
-        cmp.regressions = regressions(cmp, fail_on_slower)
     return cmp
 
 
-def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect) -> None:
+def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise) -> None:
     base = row.cells[baseline]
     ok = [c if c is not None and c.status == "ok" and c.median is not None else None
           for c in row.cells]
@@ -242,6 +282,12 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect) -> None:
                        if len({str(p.get(k)) for p in params}) > 1) if params else []
     if differing:
         row.notes.append("parameters differ between runs: " + ", ".join(differing))
+    between = None
+    if noise is not None and base is not None and base.result is not None:
+        between = noise.row(row.bench, row.metric, row.x, base.result.params)
+    if noise is not None and between is None and row.shape != "derived":
+        row.notes.append("between-run noise unknown for this row (not in noise profile %s)"
+                         % noise.name)
     for i, c in enumerate(row.cells):
         if c is None:
             continue
@@ -251,89 +297,133 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect) -> None:
             continue
         c.ratio = sig.speed_ratio(base.median, c.median, row.better)
         if row.shape != "derived":
-            c.verdict = sig.compare_values(base.reps, c.reps, row.better, alpha, min_effect)
+            c.verdict = _test(row, baseline, i, alpha, min_effect, between)
+            if c.verdict.ratio is not None:
+                c.ratio = c.verdict.ratio
         if c.ratio is not None and speeds[i] and speeds[baseline]:
             c.mips_relative = c.ratio / (speeds[i] / speeds[baseline])
     if ok[baseline] is not None and len(row.cells) > 1:
         ok[baseline].ratio = 1.0
         if speeds[baseline]:
             ok[baseline].mips_relative = 1.0
-    _winner_loser(row, ok, alpha, min_effect)
-
-
-def _winner_loser(row: Row, ok: list, alpha, min_effect) -> None:
-    """Best and worst run, each marked only if it differs significantly from the
-    runner-up (second best / second worst)."""
+    # Best against second best and worst against second worst (3 runs or more; with two
+    # the baseline comparison is that test).
     present = [i for i, c in enumerate(ok) if c is not None and c.reps]
     if len(present) < 2 or row.shape == "derived":
         return
-    lower = row.better == "lower"
-    order = sorted(present, key=lambda i: ok[i].median, reverse=not lower)  # best first
-    best, second = order[0], order[1]
-    v = sig.compare_values(ok[second].reps, ok[best].reps, row.better, alpha, min_effect)
-    if v.significant and v.word == "better":
-        row.winner = best
-    worst, second_worst = order[-1], order[-2]
-    v = sig.compare_values(ok[second_worst].reps, ok[worst].reps, row.better, alpha,
-                           min_effect)
-    if v.significant and v.word == "worse":
-        row.loser = worst
+    order = sorted(present, key=lambda i: ok[i].median, reverse=row.better != "lower")
+    for a, b in ((order[1], order[0]), (order[-2], order[-1])):
+        if (a, b) not in row.tests and (b, a) not in row.tests:
+            _test(row, a, b, alpha, min_effect, between)
 
 
-def _indices(rows: list[Row], nruns: int):
-    """Geometric mean of ratios per category and overall; one weight per bench metric."""
-    per_metric: dict[tuple, list[list[float]]] = {}
-    for row in rows:
+def _test(row: Row, a: int, b: int, alpha, min_effect, between) -> sig.Verdict:
+    """Run b against run a in this row; recorded in row.tests for the correction."""
+    v = sig.compare_values(row.cells[a].reps, row.cells[b].reps, row.better, alpha,
+                           min_effect, between)
+    row.tests[(a, b)] = v
+    return v
+
+
+def _pair(row: Row, a: int, b: int):
+    """(verdict, sign): sign +1 if it tests b against a, -1 if a against b."""
+    if (a, b) in row.tests:
+        return row.tests[(a, b)], 1
+    v = row.tests.get((b, a))
+    return v, -1
+
+
+def _correct_and_mark(cmp: Comparison) -> None:
+    """Benjamini–Hochberg over every test of the comparison, then winners and losers."""
+    family = [v for row in cmp.rows for v in row.tests.values() if v.p is not None]
+    for v, q in zip(family, sig.benjamini_hochberg([v.p for v in family])):
+        v.p_adjusted = q
+        sig.decide(v, q, cmp.alpha, cmp.min_effect, "q")
+    cmp.test_count = len(family)
+    cmp.discoveries = sum(1 for v in family if v.significant)
+    for row in cmp.rows:
+        ok = [i for i, c in enumerate(row.cells) if c is not None and c.status == "ok"
+              and c.median is not None and c.reps]
+        if len(ok) < 2 or row.shape == "derived":
+            continue
+        order = sorted(ok, key=lambda i: row.cells[i].median, reverse=row.better != "lower")
+        v, sign = _pair(row, order[1], order[0])
+        if v is not None and v.significant and v.word == ("better" if sign > 0 else "worse"):
+            row.winner = order[0]
+        v, sign = _pair(row, order[-2], order[-1])
+        if v is not None and v.significant and v.word == ("worse" if sign > 0 else "better"):
+            row.loser = order[-1]
+
+
+def _indices(cmp: Comparison) -> None:
+    """Geometric mean of ratios per category and overall, one weight per bench metric,
+    with intervals."""
+    nruns, b = len(cmp.runs), cmp.baseline
+    per_metric: dict[tuple, list[Row]] = {}
+    for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
-        ratios = [c.ratio if c is not None else None for c in row.cells]
-        if any(r is None for r in ratios):
+        if any(c is None or c.ratio is None for c in row.cells):
             continue       # only rows every run measured: otherwise indices differ in content
-        per_metric.setdefault((row.category, row.bench, row.metric), []).append(ratios)
-    index: dict[str, list] = {}
-    counts: dict[str, int] = {}
-    all_metric_ratios: list[list[float]] = []
-    by_cat: dict[str, list[list[float]]] = {}
-    for (cat, _, _), lists in per_metric.items():
-        metric_ratio = [sig.geometric_mean([l[i] for l in lists]) for i in range(nruns)]
-        by_cat.setdefault(cat, []).append(metric_ratio)
-        all_metric_ratios.append(metric_ratio)
-    for cat, lists in by_cat.items():
-        index[cat] = [sig.geometric_mean([l[i] for l in lists]) for i in range(nruns)]
-        counts[cat] = len(lists)
-    overall = [sig.geometric_mean([l[i] for l in all_metric_ratios]) for i in range(nruns)] \
-        if all_metric_ratios else [None] * nruns
-    return index, counts, overall
+        per_metric.setdefault((row.category, row.bench, row.metric), []).append(row)
+    by_cat: dict[str, list] = {}
+    for (cat, bench, metric), rows in per_metric.items():
+        ratios = [sig.geometric_mean([r.cells[i].ratio for r in rows]) for i in range(nruns)]
+        if len(rows) == 1:               # a point: its repetition medians, as logs
+            reps = [sig.speed_logs(rows[0].cells[i].reps, rows[0].better) or []
+                    for i in range(nruns)]
+        else:
+            reps = [sig.metric_repetitions([r.cells[i].result for r in rows])
+                    for i in range(nruns)]
+        by_cat.setdefault(cat, []).append((bench, metric, ratios, reps))
+    every = [m for ms in by_cat.values() for m in ms]
+    for cat, metrics in by_cat.items():
+        cmp.index[cat] = [sig.geometric_mean([m[2][i] for m in metrics]) for i in range(nruns)]
+        cmp.index_counts[cat] = len(metrics)
+        cmp.index_ci[cat] = [None if i == b else _index_interval(cmp, metrics, i, cat)
+                             for i in range(nruns)]
+    if every:
+        cmp.overall = [sig.geometric_mean([m[2][i] for m in every]) for i in range(nruns)]
+        cmp.overall_ci = [None if i == b else _index_interval(cmp, every, i, None)
+                          for i in range(nruns)]
+    else:
+        cmp.overall, cmp.overall_ci = [None] * nruns, [None] * nruns
 
 
-def regressions(cmp: Comparison, pct: float) -> list[tuple[Row, int, float, float]]:
-    """(row, run index, slowdown %, p) for every significant slowdown beyond pct."""
-    found = []
-    b = cmp.baseline
-    for row in cmp.rows:
-        if row.shape == "derived" or row.bench == CPU_BENCH:
-            continue
-        base = row.cells[b]
-        if base is None or base.status != "ok" or not base.reps:
-            continue
-        for i, c in enumerate(row.cells):
-            if i == b or c is None or c.status != "ok" or not c.reps or c.ratio is None:
-                continue
-            slow, p = sig.slower_beyond(base.reps, c.reps, row.better, pct, cmp.alpha)
-            if slow:
-                found.append((row, i, 100.0 * (1.0 / c.ratio - 1.0), p))
-    return found
+def _index_interval(cmp: Comparison, metrics, i: int, category: str | None):
+    """Welch t interval of the log index of run i against the baseline, or None when a
+    metric's spread is unknown."""
+    k = len(metrics)
+    parts = []
+    for _, _, _, reps in metrics:
+        spread = sig.variance_parts(reps[cmp.baseline], reps[i])
+        if spread is None:
+            return None
+        parts += [(v / (k * k), df) for v, df in spread]
+    if cmp.noise is not None:
+        between = cmp.noise.index_between(category, [(bench, metric)
+                                                     for bench, metric, _, _ in metrics])
+        if between is None:
+            return None            # the profile does not cover the index: no honest interval
+        parts.append((between.var, between.df))
+    ratios = [m[2][i] for m in metrics]
+    if any(r is None or r <= 0 for r in ratios):
+        return None
+    est = fmean(math.log(r) for r in ratios)
+    se, df = sig.satterthwaite(parts)
+    lo, hi = sig.t_interval(est, se, df, INDEX_LEVEL)
+    return IndexInterval(math.exp(lo), math.exp(hi), INDEX_LEVEL)
 
 
-def undecided_rows(cmp: Comparison) -> list[str]:
-    """Rows the regression gate could not judge because there are too few repetitions."""
-    out = []
-    for row in cmp.rows:
-        for i, c in enumerate(row.cells):
-            if i != cmp.baseline and c is not None and c.verdict is not None \
-                    and c.verdict.word == "too few repetitions":
-                out.append("%s (%s)" % (row.label, cmp.runs[i].name))
-    return out
+def noise_note(cmp: Comparison) -> str:
+    """What the verdicts do not account for (printed with the legend)."""
+    if cmp.noise is None:
+        return ("Between-run noise is not accounted for: intervals and verdicts reflect "
+                "the variation between repetitions inside each run; two runs of one "
+                "system usually differ by more (record it: osmeter noise RUN RUN RUN ..., "
+                "then compare --noise NAME).")
+    return ("Between-run noise from profile %s (%d runs) is included in the ratio "
+            "intervals, verdicts and indices." % (cmp.noise.name, len(cmp.noise.runs)))
 
 
 def mips_relative_table(cmp: Comparison) -> list[tuple[Row, list[float | None]]]:

@@ -6,6 +6,7 @@ import math
 import sys
 import time
 
+from . import stats
 from .model import Result, Run
 
 _NS_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1, "ns"))
@@ -70,13 +71,44 @@ def result_row(r: Result) -> list[str]:
         return [r.label, "%s points" % s.get("n", 0),
                 "median %s" % fmt_value(s["median"], r.unit), "", desc]
     div, unit = scale_for(s["median"], r.unit)
-    interval = "[%s, %s]" % (fmt_number(s["ci_low"] / div), fmt_number(s["ci_high"] / div))
+    interval = interval_text(s, div)
     flag = "UNRELIABLE: " + "; ".join(r.warnings) if r.warnings else ""
     return [r.label, "%s %s" % (fmt_number(s["median"] / div), unit), interval,
             "%.1f%%" % (100 * s.get("cv", 0.0)), flag]
 
 
 RESULT_HEADER = ["benchmark", "median", "95% interval", "CV", "notes"]
+
+
+def interval_text(summary: dict, div: float = 1.0) -> str:
+    """'[a, b]', with its level where below 95% ('[a, b] 93.8% with 5 repetitions'),
+    'bootstrap' for old runs, or why there is none."""
+    iv = stats.interval_of(summary)
+    if iv is None:
+        reps = summary.get("repetitions", 0)
+        return "none (%d repetition)" % reps if reps == 1 else "none"
+    lo, hi, level, method = iv
+    note = stats.level_note(level, method, summary.get("repetitions"))
+    return "[%s, %s]%s" % (fmt_number(lo / div), fmt_number(hi / div),
+                           " " + note if note else "")
+
+
+def interval_advice(results: list[Result]) -> str:
+    """One line when some interval falls short of 95%: how many repetitions reach it."""
+    short = {r.summary.get("repetitions") for r in results
+             if r.status == "ok" and r.shape != "scatter" and r.summary.get("repetitions")
+             and (r.summary.get("ci_level") is None
+                  or r.summary["ci_level"] < stats.LEVEL)
+             and r.summary.get("ci_method") != stats.BOOTSTRAP}
+    if not short:
+        return ""
+    need = stats.repetitions_for(stats.LEVEL)
+    have = ", ".join("%d repetition%s %s" % (
+        n, " gives" if n == 1 else "s give",
+        "no interval" if n == 1 else "%s%%" % stats.fmt_percent(
+            stats.order_statistic_level(n, 1))) for n in sorted(short))
+    return ("Intervals of the median: %s; a 95%% interval needs at least %d repetitions "
+            "(--runs %d)." % (have, need, need))
 
 
 def results_table(results: list[Result], condense_sweeps: bool = False) -> str:
@@ -105,7 +137,8 @@ def results_table(results: list[Result], condense_sweeps: bool = False) -> str:
                                              "; %d noisy points" % noisy if noisy else "")])
             continue
         rows.append(result_row(r))
-    return table(rows, RESULT_HEADER, right={1})
+    advice = interval_advice(results)
+    return table(rows, RESULT_HEADER, right={1}) + ("\n" + advice if advice else "")
 
 
 def run_header(run: Run) -> str:

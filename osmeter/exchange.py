@@ -244,7 +244,7 @@ def document_to_run(doc) -> Run:
     """A checked document -> Run (ExchangeError, one line, if it is not one)."""
     check_document(doc)
     r = doc["run"]
-    run = Run(**{k: r[k] for k in RUN_FIELDS if k in r})
+    run = Run(**dict({"label": None}, **{k: r[k] for k in RUN_FIELDS if k in r}))  # label optional
     run.sysinfo = run.sysinfo or {}
     run.environment = run.environment or {}
     run.command = run.command or ""

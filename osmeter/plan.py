@@ -51,6 +51,8 @@ class Options:
     env: dict = field(default_factory=dict)       # extra environment for the core
     progress: bool = True
     command: str = ""
+    until_ci: float | None = None                 # adaptive: target +-PCT of the median
+    max_runs: int | None = None                   # adaptive: the user's bound
 
 
 def build(catalog: Catalog, named: list[str], suite: str | None = None,

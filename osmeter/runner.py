@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections import defaultdict
 
-from . import __version__, coreproc, display, fsinfo, monitor, results, sysinfo
+from . import __version__, adaptive, coreproc, display, fsinfo, monitor, results, stats, sysinfo
 from .catalog import Catalog
 from .model import Run
 from .plan import Options, PlanItem, Variant, effective_params
@@ -64,17 +64,28 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     # invocations[v][bench] = list of (rep, Invocation, Interference)
     invocations = [defaultdict(list) for _ in variants]
     durations: dict[str, list[float]] = defaultdict(list)
-    total = opts.runs * len(items) * len(variants)
+    # With --until-ci the rounds go on, for the benchmarks not yet narrow enough, up to
+    # the user's bound; the first ones make at least a 95% interval possible.
+    rounds = opts.max_runs if opts.until_ci else opts.runs
+    first_check = max(opts.runs, stats.repetitions_for())
+    total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     interrupted = False
     stops = (signal.SIGTERM, signal.SIGHUP)
     old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
     try:
-        for rep in range(opts.runs):
-            for item in items:
+        todo = items
+        for rep in range(rounds):
+            if opts.until_ci and rep >= first_check:
+                still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci)
+                progress.total -= (len(todo) - len(still)) * len(variants) * (rounds - rep)
+                todo = still
+                if not todo:
+                    break
+            for item in todo:
                 for v, variant in enumerate(variants):
-                    progress.show("%s (%d/%d)" % (item.result_id, rep + 1, opts.runs),
-                                  _remaining_seconds(catalog, items, rep, item, opts.runs,
+                    progress.show("%s (%d/%d)" % (item.result_id, rep + 1, rounds),
+                                  _remaining_seconds(catalog, todo, rep, item, rounds,
                                                      len(variants), durations))
                     params = effective_params(catalog, item, variant)
                     before = monitor.Snapshot.take()
@@ -102,6 +113,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         for run, invs in zip(runs, invocations):
             run.results = results.build_results(catalog, items, invs)
             results.derive(run)
+            if opts.until_ci:
+                adaptive.record(run, opts.until_ci, opts.max_runs)
             run.finished = finished
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")

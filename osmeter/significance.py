@@ -1,34 +1,52 @@
-"""Is a difference between two runs real?  Mann–Whitney U on per-repetition values.
+"""Is a difference between two runs real, and how large is it?
 
 The unit of evidence is the *repetition*: every repetition is a separate process (its
 own address-space layout, CPU placement, cache state), while the samples inside one
 repetition share all of that and are not independent.  So each repetition is reduced to
-its median and the test compares those medians between the two runs.
+its median and the tests compare those medians between the two runs, on the log scale
+(a ratio of speeds is a shift of logs).  "Speed logs" are oriented so that larger is
+better: -log(time), +log(rate).
 
-Mann–Whitney U is rank-based: it assumes no distribution (timings are skewed, with
-outliers) and is exact for the small counts of repetitions benchmarks have.  With
-m + n repetitions the smallest two-sided p-value it can give is 2 / C(m+n, m): three
-repetitions against three can never reach p < 0.05 (the minimum is 0.1), and the
-comparison then says so instead of pretending.
+Two ways, chosen by what is known about the noise:
 
-A difference is called significant when p < alpha AND the ratio of medians differs from
-1 by at least `min_effect` (a tiny but consistent difference is real but not worth a
-verdict).  The regression gate asks a sharper question: is the candidate slower than
-the baseline by more than PCT?  It shifts the baseline by the threshold and runs the
-one-sided test against the shifted values.
+* **Within-run only (the default).**  Mann–Whitney U, exact: its distribution is counted
+  (without ties) or enumerated conditionally on the tie pattern (with ties, up to
+  EXACT_TIES_LIMIT values; the normal approximation is too lenient on small, coarse
+  samples).  The ratio is the Hodges–Lehmann estimate (median of all pairwise
+  differences of speed logs) with the distribution-free interval that inverts the same
+  test.  Rank tests assume nothing about the distribution, but they are discrete: with
+  m + n repetitions the smallest p-value is 1 / C(m+n, m) one-sided.
+* **With between-run noise known** (osmeter.noise): two runs of one system differ by
+  more than their repetitions suggest, so the variance of the log ratio gets the
+  between-run part added and the test is Welch's t with Satterthwaite's degrees of
+  freedom; the ratio is the ratio of geometric means of the per-repetition medians.
+
+A difference gets a verdict when its p-value, corrected for the number of rows compared
+(Benjamini–Hochberg, in osmeter.compare), is at most alpha AND the ratio differs from 1
+by at least `min_effect`.  The regression gate (osmeter.gate) asks one-sided questions
+of the same machinery: slower than the threshold (`p_slower`) and not slower than it
+(`p_not_slower`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from statistics import median
+from statistics import fmean, median
 
-ALPHA = 0.05          # significance level
+from .distributions import normal_quantile, t_cdf, t_quantile, t_sf
+from .stats import variance
+
+ALPHA = 0.05          # significance level (false-discovery rate for verdicts)
 MIN_EFFECT = 0.02     # smallest relative difference of medians that gets a verdict
-EXACT_LIMIT = 60      # exact distribution of U when both sides have at most this many
-TEST_NAME = "Mann-Whitney U (two-sided) on per-repetition medians"
+EXACT_LIMIT = 60      # exact U distribution without ties when both sides have <= this many
+EXACT_TIES_LIMIT = 40  # exact conditional distribution with ties up to this many values
+RANK_METHOD = "Mann-Whitney U (exact) on per-repetition medians; Hodges-Lehmann ratio"
+T_METHOD = ("Welch t on log per-repetition medians with between-run noise; "
+            "ratio of geometric means")
 
+
+# ---- Mann–Whitney U --------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
 def _u_counts(m: int, n: int) -> tuple:
@@ -37,8 +55,7 @@ def _u_counts(m: int, n: int) -> tuple:
         return (1,)
     a = _u_counts(m - 1, n)       # the largest element is an x: it beats all n y's
     b = _u_counts(m, n - 1)       # the largest element is a y: adds nothing
-    size = m * n + 1
-    out = [0] * size
+    out = [0] * (m * n + 1)
     for u, c in enumerate(a):
         out[u + n] += c
     for u, c in enumerate(b):
@@ -46,22 +63,41 @@ def _u_counts(m: int, n: int) -> tuple:
     return tuple(out)
 
 
-def _ranks(values: list[float]) -> tuple[list[float], bool]:
-    """Average ranks (1-based) and whether there were ties."""
+def _ranks(values: list[float]) -> tuple[list[float], list[int]]:
+    """Average ranks (1-based) and the sizes of the groups of equal values (ascending)."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
-    ties = False
+    groups = []
     i = 0
     while i < len(order):
         j = i
         while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
             j += 1
-        if j > i:
-            ties = True
         for k in range(i, j + 1):
             ranks[order[k]] = (i + j) / 2.0 + 1.0
+        groups.append(j - i + 1)
         i = j + 1
-    return ranks, ties
+    return ranks, groups
+
+
+def _tied_rank_sum_counts(m: int, groups: tuple) -> dict:
+    """{2 x rank sum of the x's: number of ways} over all C(N, m) choices of which m of
+    the N values are x's, the values' tie groups (sizes, ascending) being fixed: the
+    exact permutation distribution of Mann–Whitney's statistic given the ties."""
+    ways = [dict() for _ in range(m + 1)]
+    ways[0][0] = 1
+    start = 0                                  # values before this group
+    for size in groups:
+        twice_rank = 2 * start + size + 1      # twice the group's average rank
+        new = [dict() for _ in range(m + 1)]
+        for taken, sums in enumerate(ways):
+            for s, count in sums.items():
+                for k in range(min(size, m - taken) + 1):
+                    key = s + k * twice_rank
+                    new[taken + k][key] = new[taken + k].get(key, 0) + count * math.comb(size, k)
+        ways = new
+        start += size
+    return ways[m]
 
 
 def _normal_sf(z: float) -> float:
@@ -71,38 +107,36 @@ def _normal_sf(z: float) -> float:
 def mann_whitney_u(x: list[float], y: list[float], alternative: str = "two-sided"
                    ) -> tuple[float, float]:
     """(U of x, p-value).  alternative: 'two-sided', 'greater' (x tends to be larger),
-    'less'.  Exact without ties for small samples, else normal approximation with tie
+    'less'.  Exact: counted without ties, the conditional permutation distribution with
+    ties (up to EXACT_TIES_LIMIT values); beyond that the normal approximation with tie
     and continuity correction."""
     m, n = len(x), len(y)
     if m == 0 or n == 0:
         raise ValueError("Mann-Whitney U needs at least one value on each side")
-    ranks, ties = _ranks(list(x) + list(y))
+    ranks, groups = _ranks(list(x) + list(y))
     u = sum(ranks[:m]) - m * (m + 1) / 2.0
+    ties = len(groups) < m + n
     if not ties and m <= EXACT_LIMIT and n <= EXACT_LIMIT:
         counts = _u_counts(m, n)
         total = sum(counts)
         ui = int(round(u))
         p_le = sum(counts[:ui + 1]) / total
         p_ge = sum(counts[ui:]) / total
+    elif ties and m + n <= EXACT_TIES_LIMIT:
+        dist = _tied_rank_sum_counts(m, tuple(groups))
+        total = sum(dist.values())
+        observed = int(round(2 * sum(ranks[:m])))
+        p_le = sum(c for s, c in dist.items() if s <= observed) / total
+        p_ge = sum(c for s, c in dist.items() if s >= observed) / total
     else:
-        mu = m * n / 2.0
-        tie_sum = 0.0
-        allv = sorted(list(x) + list(y))
-        i = 0
-        while i < len(allv):
-            j = i
-            while j + 1 < len(allv) and allv[j + 1] == allv[i]:
-                j += 1
-            t = j - i + 1
-            tie_sum += t ** 3 - t
-            i = j + 1
         N = m + n
-        var = m * n / 12.0 * ((N + 1) - tie_sum / (N * (N - 1))) if N > 1 else 0.0
+        tie_sum = sum(t ** 3 - t for t in groups)
+        var = m * n / 12.0 * ((N + 1) - tie_sum / (N * (N - 1)))
         if var <= 0:
             return u, 1.0
         sd = math.sqrt(var)
-        p_ge = _normal_sf((u - mu - 0.5) / sd)
-        p_le = 1.0 - _normal_sf((u - mu + 0.5) / sd)
+        p_ge = _normal_sf((u - m * n / 2.0 - 0.5) / sd)
+        p_le = 1.0 - _normal_sf((u - m * n / 2.0 + 0.5) / sd)
     if alternative == "greater":
         return u, min(1.0, p_ge)
     if alternative == "less":
@@ -118,6 +152,132 @@ def min_p_value(m: int, n: int, two_sided: bool = True) -> float:
     return min(1.0, 2.0 * p if two_sided else p)
 
 
+def repetitions_for_p(p: float, two_sided: bool = False) -> int:
+    """Fewest repetitions per run (equal on both sides) that let the rank test reach p."""
+    n = 1
+    while min_p_value(n, n, two_sided) > p:
+        n += 1
+    return n
+
+
+# ---- ratios and their intervals -------------------------------------------------------
+
+def speed_logs(values: list[float], better: str) -> list[float] | None:
+    """Logs oriented so that larger is better; None if a value is not positive."""
+    if any(v <= 0 for v in values):
+        return None
+    sign = -1.0 if better == "lower" else 1.0
+    return [sign * math.log(v) for v in values]
+
+
+@lru_cache(maxsize=None)
+def _hl_rank(m: int, n: int, level: float) -> tuple[int, float]:
+    """k (1-based) such that [D(k), D(mn+1-k)] of the m*n sorted pairwise differences is
+    the narrowest interval with level >= `level`, and its level; k = 1 (all
+    differences) with its own lower level when none reaches it."""
+    tail = (1.0 - level) / 2.0
+    if m <= EXACT_LIMIT and n <= EXACT_LIMIT:
+        counts = _u_counts(m, n)
+        total = sum(counts)
+        k, below = 1, counts[0]                  # below = #arrangements with U <= k-1
+        while k < m * n / 2.0 and (below + counts[k]) / total <= tail:
+            below += counts[k]
+            k += 1
+        return k, 1.0 - 2.0 * below / total
+    z = normal_quantile(1.0 - tail)
+    k = int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0)))
+    return max(1, k), level
+
+
+def hodges_lehmann(base_s: list[float], other_s: list[float], level: float = 0.95):
+    """(estimate, low, high, actual level) of the shift other - base of speed logs: the
+    median of all pairwise differences and the interval that inverts Mann–Whitney."""
+    diffs = sorted(o - b for o in other_s for b in base_s)
+    est = median(diffs)
+    m, n = len(base_s), len(other_s)
+    if m * n < 2:
+        return est, None, None, None
+    k, actual = _hl_rank(m, n, level)
+    return est, diffs[k - 1], diffs[m * n - k], actual
+
+
+@dataclass
+class Between:
+    """Variance of the between-run part of a log ratio (two runs: twice one run's), with
+    its degrees of freedom, from a recorded noise profile (osmeter.noise)."""
+    var: float
+    df: float
+
+
+def variance_parts(base_s: list[float], other_s: list[float]):
+    """[(variance, degrees of freedom)] of the two means' contributions to the variance
+    of mean(other) - mean(base); a side with one repetition borrows the other side's
+    spread; None when neither side has two."""
+    m, n = len(base_s), len(other_s)
+    if m < 2 and n < 2:
+        return None
+    var_b = variance(base_s) if m > 1 else None
+    var_o = variance(other_s) if n > 1 else None
+    df_b, df_o = m - 1, n - 1
+    if var_b is None:
+        var_b, df_b = var_o, n - 1
+    if var_o is None:
+        var_o, df_o = var_b, m - 1
+    return [(var_b / m, df_b), (var_o / n, df_o)]
+
+
+def pooled_spread(base_s: list[float], other_s: list[float]) -> float | None:
+    """Pooled within-run standard deviation of two runs' values; None if neither has two."""
+    dfs = [(len(v) - 1, variance(v)) for v in (base_s, other_s) if len(v) > 1]
+    if not dfs:
+        return None
+    return math.sqrt(sum(d * v for d, v in dfs) / sum(d for d, _ in dfs))
+
+
+def satterthwaite(parts) -> tuple[float, float]:
+    """(standard error, degrees of freedom) of a sum of independent variance estimates
+    [(variance, df)] (Welch–Satterthwaite)."""
+    se2 = sum(v for v, _ in parts)
+    denom = sum(v * v / d for v, d in parts if v > 0 and d > 0)
+    return math.sqrt(se2), (se2 * se2 / denom if denom > 0 else float("inf"))
+
+
+def log_ratio_t(base_s: list[float], other_s: list[float], between: Between):
+    """(estimate, standard error, degrees of freedom) of mean(other) - mean(base) of
+    speed logs with the between-run variance added; None without a within-run variance
+    (one repetition on both sides)."""
+    parts = variance_parts(base_s, other_s)
+    if parts is None:
+        return None
+    se, df = satterthwaite(parts + [(between.var, between.df)])
+    return fmean(other_s) - fmean(base_s), se, df
+
+
+def _t_p(t: float, df: float, alternative: str) -> float:
+    if alternative == "greater":
+        return t_sf(t, df)
+    if alternative == "less":
+        return t_cdf(t, df)
+    return min(1.0, 2.0 * t_sf(abs(t), df))
+
+
+def t_test(est: float, se: float, df: float, shift: float = 0.0,
+           alternative: str = "two-sided") -> float:
+    """p-value of est - shift against 0; an exact value (se 0) is certain either way."""
+    if se == 0:
+        d = est - shift
+        hit = {"greater": d > 0, "less": d < 0}.get(alternative, d != 0)
+        return 0.0 if hit else 1.0
+    return _t_p((est - shift) / se, df, alternative)
+
+
+def t_interval(est: float, se: float, df: float, level: float) -> tuple[float, float]:
+    half = se * t_quantile(0.5 + level / 2.0, df) if se > 0 else 0.0
+    return est - half, est + half
+
+
+# ---- one comparison -------------------------------------------------------------------
+
 def rep_values(result) -> list[float]:
     """One value per repetition of a Result: the median of that repetition's samples."""
     by_rep: dict[int, list[float]] = {}
@@ -126,16 +286,42 @@ def rep_values(result) -> list[float]:
     return [median(v) for _, v in sorted(by_rep.items())]
 
 
+def metric_repetitions(results) -> list[float]:
+    """Per-repetition speed logs of one metric: a point result's log repetition medians;
+    a sweep's (one Result per x) mean over x of them, for the repetitions measured at
+    every x.  Empty when a value is not positive."""
+    per_x = []
+    for r in results:
+        by_rep: dict[int, list[float]] = {}
+        for s in r.samples:
+            by_rep.setdefault(s.rep, []).append(s.value)
+        per_x.append({rep: median(v) for rep, v in by_rep.items()})
+    if not per_x:
+        return []
+    out = []
+    for rep in sorted(set.intersection(*(set(d) for d in per_x))):
+        logs = speed_logs([d[rep] for d in per_x], results[0].better)
+        if logs is None:
+            return []
+        out.append(fmean(logs))
+    return out
+
+
 @dataclass
 class Verdict:
     """Outcome of comparing one run's result with the baseline's."""
     ratio: float | None       # speed relative to baseline, > 1 = better than baseline
-    p: float | None
+    p: float | None           # this comparison's own two-sided p-value
     n_base: int
     n_other: int
     significant: bool
     word: str                 # "better" | "worse" | "no clear difference" | "too few repetitions" | "no samples"
     detail: str = ""
+    ratio_low: float | None = None     # interval of the ratio ...
+    ratio_high: float | None = None
+    ratio_level: float | None = None   # ... and its actual level
+    p_adjusted: float | None = None    # after Benjamini–Hochberg over the comparison
+    method: str = RANK_METHOD
 
 
 def speed_ratio(base_median: float, other_median: float, better: str) -> float | None:
@@ -146,43 +332,157 @@ def speed_ratio(base_median: float, other_median: float, better: str) -> float |
 
 
 def compare_values(base: list[float], other: list[float], better: str,
-                   alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> Verdict:
-    """Verdict on per-repetition values of the baseline and another run."""
+                   alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
+                   between: Between | None = None, level: float = 0.95) -> Verdict:
+    """Verdict on per-repetition values of the baseline and another run, as if this were
+    the only comparison made (compare.py corrects for many with `decide`)."""
     m, n = len(base), len(other)
-    ratio = speed_ratio(median(base), median(other), better) if m and n else None
     if not m or not n:
-        return Verdict(ratio, None, m, n, False, "no samples")
+        return Verdict(None, None, m, n, False, "no samples")
+    bs, os_ = speed_logs(base, better), speed_logs(other, better)
+    if bs is None or os_ is None:                       # not positive: ranks only
+        ratio = speed_ratio(median(base), median(other), better)
+        v = Verdict(ratio, None, m, n, False, "no clear difference")
+        sign = 1.0 if better == "higher" else -1.0
+        if min_p_value(m, n) < alpha:
+            _, v.p = mann_whitney_u([sign * x for x in other], [sign * x for x in base])
+        return decide(v, v.p, alpha, min_effect)
+    if between is not None:
+        fit = log_ratio_t(bs, os_, between)
+        if fit is None:
+            return Verdict(math.exp(os_[0] - bs[0]), None, m, n, False,
+                           "too few repetitions", "one repetition on each side: "
+                           "the within-run spread is unknown", method=T_METHOD)
+        est, se, df = fit
+        lo, hi = t_interval(est, se, df, level)
+        v = Verdict(math.exp(est), t_test(est, se, df), m, n, False, "", "",
+                    math.exp(lo), math.exp(hi), level, method=T_METHOD)
+        return decide(v, v.p, alpha, min_effect)
+    est, lo, hi, actual = hodges_lehmann(bs, os_, level)
+    v = Verdict(math.exp(est), None, m, n, False, "", "",
+                None if lo is None else math.exp(lo), None if hi is None else math.exp(hi),
+                actual)
     floor = min_p_value(m, n)
     if floor >= alpha:
-        return Verdict(ratio, None, m, n, False, "too few repetitions",
-                       "%d vs %d repetitions: the smallest possible p is %.3g >= %.3g"
-                       % (m, n, floor, alpha))
-    _, p = mann_whitney_u(other, base)
-    effect_ok = ratio is not None and abs(ratio - 1.0) >= min_effect
-    if p < alpha and effect_ok:
-        return Verdict(ratio, p, m, n, True, "better" if ratio > 1 else "worse")
-    why = ("p = %.3g" % p) if p >= alpha else ("difference below %.3g%%" % (100 * min_effect))
-    return Verdict(ratio, p, m, n, False, "no clear difference", why)
+        v.word = "too few repetitions"
+        v.detail = ("%d vs %d repetitions: the smallest possible p is %.3g >= %.3g"
+                    % (m, n, floor, alpha))
+        return v
+    _, v.p = mann_whitney_u(os_, bs)
+    return decide(v, v.p, alpha, min_effect)
 
 
-def slower_beyond(base: list[float], other: list[float], better: str, pct: float,
-                  alpha: float = ALPHA) -> tuple[bool, float | None]:
-    """Is `other` significantly slower than the baseline by more than pct percent?
-
-    The baseline's values are moved by the threshold (times × (1+pct/100) or rates ÷ it)
-    and a one-sided Mann–Whitney test asks whether `other` is still worse than that.
-    Returns (verdict, p).
-    """
-    if not base or not other or min_p_value(len(base), len(other), False) >= alpha:
-        return False, None
-    f = 1.0 + pct / 100.0
-    if better == "lower":
-        shifted = [v * f for v in base]
-        _, p = mann_whitney_u(other, shifted, "greater")
+def decide(v: Verdict, p: float | None, alpha: float, min_effect: float,
+           name: str = "p") -> Verdict:
+    """Set the verdict from a p-value (`name` "q" when corrected) and the effect's size."""
+    if v.word in ("too few repetitions", "no samples"):
+        return v
+    effect_ok = v.ratio is not None and abs(v.ratio - 1.0) >= min_effect
+    v.significant = p is not None and p <= alpha and effect_ok
+    if v.significant:
+        v.word, v.detail = ("better" if v.ratio > 1 else "worse"), ""
     else:
-        shifted = [v / f for v in base]
-        _, p = mann_whitney_u(other, shifted, "less")
-    return p < alpha, p
+        v.word = "no clear difference"
+        v.detail = ("%s = %.3g" % (name, p) if p is not None and p > alpha else
+                    "difference below %.3g%%" % (100 * min_effect) if p is not None else "")
+    return v
+
+
+# ---- the gate's one-sided questions ---------------------------------------------------
+
+@dataclass
+class Slowdown:
+    """How much slower `other` is than the baseline, and the two one-sided tests against
+    a threshold.  Percentages: > 0 = slower (more time, less rate)."""
+    estimate_pct: float
+    low_pct: float | None          # interval of the slowdown ...
+    high_pct: float | None
+    level: float | None            # ... and its actual level
+    p_slower: float                # H0: slowdown <= threshold
+    p_not_slower: float            # H0: slowdown >= threshold
+    smallest_p: float              # the smallest one-sided p these repetitions allow
+    spread: float | None           # pooled within-run sd of log repetition medians
+    method: str
+
+
+def _slowdown_pct(speed_log_shift: float) -> float:
+    return 100.0 * (math.exp(-speed_log_shift) - 1.0)
+
+
+def slowdown(base: list[float], other: list[float], better: str, pct: float,
+             alpha: float = ALPHA, between: Between | None = None) -> Slowdown | None:
+    """One-sided tests of "slower than the baseline by more than pct" and of "not slower
+    by that much", with the (1 - 2 alpha) interval of the slowdown; None when the
+    values cannot be compared (none, or not positive)."""
+    bs, os_ = speed_logs(base, better), speed_logs(other, better)
+    if not bs or not os_:
+        return None
+    delta = math.log1p(pct / 100.0)
+    moved = [o + delta for o in os_]      # other as if it were pct faster
+    spread = pooled_spread(bs, os_)
+    level = 1.0 - 2.0 * alpha
+    if between is not None and spread is not None:
+        est, se, df = log_ratio_t(bs, os_, between)
+        lo, hi = t_interval(est, se, df, level)
+        return Slowdown(_slowdown_pct(est), _slowdown_pct(hi), _slowdown_pct(lo), level,
+                        t_test(est, se, df, -delta, "less"),
+                        t_test(est, se, df, -delta, "greater"), 0.0, spread, T_METHOD)
+    est, lo, hi, actual = hodges_lehmann(bs, os_, level)
+    return Slowdown(_slowdown_pct(est), None if hi is None else _slowdown_pct(hi),
+                    None if lo is None else _slowdown_pct(lo), actual,
+                    mann_whitney_u(moved, bs, "less")[1],
+                    mann_whitney_u(moved, bs, "greater")[1],
+                    min_p_value(len(bs), len(os_), two_sided=False), spread, RANK_METHOD)
+
+
+def repetitions_to_tell(pct: float, spread: float | None, alpha: float,
+                        between: Between | None = None, rank: bool = True,
+                        power: float = 0.8) -> int | None:
+    """Repetitions per run with which a slowdown of 2 x pct fails and none passes, each
+    with probability `power`, at one-sided level alpha (normal approximation; rank tests
+    lose 3/pi of the information and need 1/C(2n, n) <= alpha).  None when between-run
+    noise alone is too large for any number of repetitions."""
+    delta = math.log1p(pct / 100.0)
+    z = normal_quantile(1.0 - alpha) + normal_quantile(power)
+    floor = repetitions_for_p(alpha) if rank else 2
+    if delta <= 0:
+        return None
+    room = (delta / z) ** 2 - (between.var if between else 0.0)
+    if room <= 0:
+        return None
+    if spread is None:
+        return floor
+    n = 2.0 * spread * spread / room / (3.0 / math.pi if rank else 1.0)
+    return max(floor, int(math.ceil(n)))
+
+
+# ---- many comparisons at once ---------------------------------------------------------
+
+def benjamini_hochberg(pvalues: list[float]) -> list[float]:
+    """Adjusted p-values (q-values) controlling the false-discovery rate: reject where
+    q <= alpha and at most a fraction alpha of the rejections are expected to be false."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, pvalues[i] * m / rank)
+        out[i] = min(1.0, running)
+    return out
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values: the chance of any false rejection among all
+    (family-wise error) stays at most alpha where adjusted p <= alpha."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
 
 
 def geometric_mean(values: list[float]) -> float | None:

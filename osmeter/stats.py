@@ -1,36 +1,77 @@
-"""Summaries of samples: median, 95% interval, run-to-run variation, outliers.
+"""Summaries of samples: median, interval of the median, run-to-run variation, outliers.
 
 Samples come from several repetitions, each a separate process.  Values within one
 process share its luck (placement, cache colouring, ASLR), so the variation that
-matters is between processes: the interval and the coefficient of variation are
-computed over per-repetition medians, and every sample is kept besides.
+matters is between processes: the median, its interval and the coefficient of variation
+are computed over per-repetition medians, and every sample is kept besides.
+
+The interval is distribution-free: two order statistics of the n per-repetition
+medians, [x(k), x(n+1-k)], cover the true median (of what one repetition measures) with
+probability 1 - 2 P(Binomial(n, 1/2) <= k-1), whatever the distribution.  osmeter takes
+the narrowest such interval whose level is at least 95%; with fewer than 6 repetitions
+none reaches 95% and [min, max] is given with its actual level (50% with 2 repetitions,
+75% with 3, 87.5% with 4, 93.8% with 5).  With one repetition there is no interval:
+one process says nothing about how the next would differ.  The level is stored with
+the summary (`ci_level`) and printed wherever it is below 95%.
+
+Runs stored before this (no `ci_method`) carry a percentile-bootstrap interval whose
+level was not what it claimed; they are shown as "bootstrap".
 """
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections import defaultdict
 
-BOOTSTRAP_RESAMPLES = 2000
+from .distributions import binomial_half_cdf
+
+LEVEL = 0.95             # the interval level osmeter aims for
 NOISY_CV = 0.05          # run-to-run CV above this makes a result "unreliable"
 FEW_REPETITIONS = 3      # fewer than this: the interval cannot reflect run-to-run noise
+ORDER_STATISTICS = "order statistics"   # ci_method of the distribution-free interval
+BOOTSTRAP = "bootstrap"                 # what runs stored before ci_method carry
 
 
 def median(values):
     return statistics.median(values)
 
 
-def bootstrap_median_ci(values, level=0.95, resamples=BOOTSTRAP_RESAMPLES, seed=0):
-    """Percentile bootstrap interval of the median; deterministic for a given input."""
-    n = len(values)
-    if n == 1:
-        return values[0], values[0]
-    rng = random.Random(seed ^ n)
-    meds = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
-    lo = meds[int(math.floor((1 - level) / 2 * resamples))]
-    hi = meds[min(resamples - 1, int(math.ceil((1 + level) / 2 * resamples)) - 1)]
-    return lo, hi
+def order_statistic_level(n: int, k: int) -> float:
+    """Coverage of [x(k), x(n+1-k)] (1-based, sorted) for the median of a continuous
+    distribution; for tied values the closed interval covers at least this often."""
+    return 1.0 - 2.0 * binomial_half_cdf(k - 1, n)
+
+
+def median_interval(values, level: float = LEVEL):
+    """(low, high, actual level) of the narrowest order-statistic interval of the median
+    with level >= `level`, or [min, max] with its own (lower) level when no interval
+    reaches it; None for fewer than 2 values."""
+    v = sorted(values)
+    n = len(v)
+    if n < 2:
+        return None
+    k = 1
+    while k + 1 <= n - k and order_statistic_level(n, k + 1) >= level:
+        k += 1
+    return v[k - 1], v[n - k], order_statistic_level(n, k)
+
+
+def repetitions_for(level: float = LEVEL) -> int:
+    """Fewest repetitions whose [min, max] reaches `level` (6 for 95%)."""
+    n = 2
+    while order_statistic_level(n, 1) < level:
+        n += 1
+    return n
+
+
+def variance(values) -> float:
+    """Sample variance in plain floats (statistics.variance is exact but 50x slower)."""
+    m = statistics.fmean(values)
+    return sum((v - m) ** 2 for v in values) / (len(values) - 1)
+
+
+def stdev(values) -> float:
+    return math.sqrt(variance(values))
 
 
 def count_outliers(values):
@@ -48,6 +89,14 @@ def count_outliers(values):
     return sum(1 for v in values if abs(v - med) / (1.253314 * mean_ad) > 3.5)
 
 
+def repetition_medians(samples) -> list[float]:
+    """One value per repetition (the median of its samples), in repetition order."""
+    by_rep = defaultdict(list)
+    for s in samples:
+        by_rep[s.rep].append(s.value)
+    return [statistics.median(v) for _, v in sorted(by_rep.items())]
+
+
 def summarize(samples) -> dict:
     """Summary of a list of model.Sample (rep, x, value) for one result."""
     values = [s.value for s in samples]
@@ -56,33 +105,62 @@ def summarize(samples) -> dict:
     by_rep = defaultdict(list)
     for s in samples:
         by_rep[s.rep].append(s.value)
-    rep_medians = [statistics.median(v) for _, v in sorted(by_rep.items())]
+    rep_medians = repetition_medians(samples)
     mean = statistics.fmean(values)
     out = {
         "n": len(values),
         "repetitions": len(rep_medians),
-        "median": statistics.median(values),
+        "median": statistics.median(rep_medians if len(rep_medians) > 1 else values),
         "mean": mean,
-        "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "stdev": stdev(values) if len(values) > 1 else 0.0,
         "min": min(values),
         "max": max(values),
         "outliers": count_outliers(values),
     }
-    if len(rep_medians) >= 2:
+    interval = median_interval(rep_medians)
+    if interval:
         # Interval and CV between processes: what another run of osmeter would see.
-        out["ci_low"], out["ci_high"] = bootstrap_median_ci(rep_medians)
+        out["ci_low"], out["ci_high"], out["ci_level"] = interval
+        out["ci_method"] = ORDER_STATISTICS
         m = statistics.fmean(rep_medians)
-        out["cv"] = statistics.stdev(rep_medians) / m if m else 0.0
+        out["cv"] = stdev(rep_medians) / m if m else 0.0
         out["interval_basis"] = "repetitions"
     else:
-        out["ci_low"], out["ci_high"] = bootstrap_median_ci(values)
         out["cv"] = out["stdev"] / mean if mean else 0.0
-        out["interval_basis"] = "samples of one process"
-    within = [statistics.stdev(v) / statistics.fmean(v) for v in by_rep.values()
+        out["interval_basis"] = "none: one repetition"
+    within = [stdev(v) / statistics.fmean(v) for v in by_rep.values()
               if len(v) > 1 and statistics.fmean(v)]
     if within:
         out["cv_within"] = statistics.median(within)
     return out
+
+
+def interval_of(summary: dict):
+    """(low, high, level or None, method) of a stored summary, old or new; None when it
+    has no interval."""
+    if summary.get("ci_low") is None or summary.get("ci_high") is None:
+        return None
+    method = summary.get("ci_method") or BOOTSTRAP
+    return summary["ci_low"], summary["ci_high"], summary.get("ci_level"), method
+
+
+def level_note(level, method: str | None = None, repetitions: int | None = None) -> str:
+    """What to print beside an interval: nothing for a distribution-free one of at least
+    95%; its level (and why) when lower; "bootstrap" for intervals of old runs."""
+    if method == BOOTSTRAP:
+        return "bootstrap"
+    if level is None or level >= LEVEL - 1e-12:
+        return ""
+    s = "%s%%" % fmt_percent(level)
+    if repetitions:
+        s += " with %d repetitions" % repetitions
+    return s
+
+
+def fmt_percent(level: float) -> str:
+    """93.75 -> '93.8', 50 -> '50', 99.2 -> '99.2'."""
+    pct = 100.0 * level
+    return ("%.1f" % pct).rstrip("0").rstrip(".")
 
 
 def reliability_warnings(summary: dict, noisy_cv: float = NOISY_CV) -> list[str]:
@@ -95,7 +173,10 @@ def reliability_warnings(summary: dict, noisy_cv: float = NOISY_CV) -> list[str]
         between = "run-to-run" if summary.get("repetitions", 0) >= 2 else "sample-to-sample"
         warnings.append("noisy: %s variation %.1f%% exceeds %.0f%%"
                         % (between, cv * 100, noisy_cv * 100))
-    if summary.get("repetitions", 0) < FEW_REPETITIONS:
-        warnings.append("only %d repetition(s): the interval cannot show run-to-run noise"
-                        % summary.get("repetitions", 0))
+    reps = summary.get("repetitions", 0)
+    if reps < 2:
+        warnings.append("only %d repetition: no interval (run-to-run noise unknown)" % reps)
+    elif reps < FEW_REPETITIONS:
+        warnings.append("only %d repetitions: the interval of the median is %s%%"
+                        % (reps, fmt_percent(order_statistic_level(reps, 1))))
     return warnings

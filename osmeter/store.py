@@ -32,7 +32,13 @@ CREATE TABLE IF NOT EXISTS samples (
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 CREATE INDEX IF NOT EXISTS samples_by_result ON samples(result_id);
 CREATE INDEX IF NOT EXISTS runs_by_label ON runs(label);
+CREATE TABLE IF NOT EXISTS noise_profiles (
+    name TEXT PRIMARY KEY, created TEXT NOT NULL, profile TEXT NOT NULL);
 """
+# Added after schema 1 was published: created on first use in older databases (an
+# additive table that older osmeter versions ignore, so no new schema version).
+NOISE_TABLE = ("CREATE TABLE IF NOT EXISTS noise_profiles (name TEXT PRIMARY KEY, "
+               "created TEXT NOT NULL, profile TEXT NOT NULL)")
 
 
 class StoreError(Exception):
@@ -169,6 +175,38 @@ class Store:
                 raise
         except sqlite3.OperationalError as e:
             raise StoreError("could not store run %s in %s: %s" % (run.id, self.path, e)) from None
+
+    def save_noise(self, name: str, created: str, profile: dict) -> None:
+        """Store (or replace) a between-run noise profile (osmeter.noise)."""
+        try:
+            self.db.execute(NOISE_TABLE)
+            self.db.execute("INSERT OR REPLACE INTO noise_profiles VALUES (?,?,?)",
+                            (name, created, json.dumps(profile)))
+        except sqlite3.OperationalError as e:
+            raise StoreError("could not store noise profile %s in %s: %s"
+                             % (name, self.path, e)) from None
+
+    def _has_noise_table(self) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                               "name='noise_profiles'").fetchone() is not None
+
+    def load_noise(self, name: str) -> dict | None:
+        if not self._has_noise_table():
+            return None
+        row = self.db.execute("SELECT profile FROM noise_profiles WHERE name = ?",
+                              (name,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_noise(self) -> list[dict]:
+        if not self._has_noise_table():
+            return []
+        return [json.loads(p) for (p,) in self.db.execute(
+            "SELECT profile FROM noise_profiles ORDER BY created, name")]
+
+    def runs_labelled(self, label: str) -> list[str]:
+        """Ids of every run with this label, oldest first."""
+        return [r[0] for r in self.db.execute(
+            "SELECT id FROM runs WHERE label = ? ORDER BY started, id", (label,))]
 
     def delete_run(self, ref: str) -> str:
         run_id = self.resolve(ref)

@@ -6,12 +6,11 @@ fast: half the time, twice the bandwidth), so the expected verdicts are known.
 """
 from __future__ import annotations
 
-import math
 import random
-from statistics import mean, median, pstdev
 
 from osmeter.catalog import Catalog
 from osmeter.model import Result, Run, Sample
+from osmeter.stats import summarize
 
 
 def fake_catalog() -> Catalog:
@@ -21,19 +20,6 @@ def fake_catalog() -> Catalog:
                 "metrics": [{"name": "latency", "unit": "ns", "better": "lower",
                              "shape": "point", "x_name": None}]}
     return Catalog([bench("a", 10), bench("b", 20)])
-
-
-def summarize(values: list[float]) -> dict:
-    """Median with a distribution-free 95% interval (order statistics)."""
-    v = sorted(values)
-    n = len(v)
-    half = 1.96 * math.sqrt(n) / 2
-    lo = max(0, int(math.floor(n / 2 - half)))
-    hi = min(n - 1, int(math.ceil(n / 2 + half)))
-    m = mean(v)
-    sd = pstdev(v) if n > 1 else 0.0
-    return {"n": n, "median": median(v), "ci_low": v[lo], "ci_high": v[hi],
-            "cv": sd / m if m else 0.0, "mean": m, "stdev": sd, "min": v[0], "max": v[-1]}
 
 
 def _result(bench, metric, unit, better, shape, values_by_rep, x=None, x_name=None,
@@ -46,7 +32,7 @@ def _result(bench, metric, unit, better, shape, values_by_rep, x=None, x_name=No
             samples += [Sample(rep, x, v) for v in vals]
     return Result(bench=bench, metric=metric, unit=unit, better=better, shape=shape, x=x,
                   x_name=x_name, params=dict(params or {"samples": "5"}), samples=samples,
-                  summary=summarize([s.value for s in samples]))
+                  summary=summarize(samples))
 
 
 def make_run(run_id: str, label: str | None = None, speed: float = 1.0, seed: int = 1,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import cli, compare, display, exchange, redact, schema
+from osmeter import cli, compare, display, exchange, gate, redact, schema
 from osmeter.formats import formats, junit
 from osmeter.model import Result
 from osmeter.report import html, tables
@@ -395,7 +395,7 @@ def read_everywhere(run, other) -> None:
     display.results_table(back.results, condense_sweeps=False)
     for runs in ([back], [other, back], [back, other]):
         try:
-            cmp = compare.compare(runs, fail_on_slower=5)
+            cmp = compare.compare(runs)
         except compare.CompareError:
             continue
         tables.terminal(cmp, True)
@@ -403,7 +403,7 @@ def read_everywhere(run, other) -> None:
         tables.csv_text(cmp)
         tables.json_text(cmp, True)
         html.render(cmp, True)
-        junit.render(junit.cases_from_comparison(cmp), "gate")
+        junit.render(junit.cases_from_gate(gate.evaluate(cmp, 5), "base"), "gate")
     for fmt in formats().values():
         fmt.render([redact.redact(back)])
         fmt.render([back])
@@ -447,3 +447,22 @@ def test_exactly_one_of_two_simultaneous_imports_stores_a_run(tmp_path):
                       "already" if "already stored" in e else o + e for o, e in outs)
         assert said == ["already", "imported"] and codes == [0, 2], outs
         Store(tmp_path / "race.sqlite").delete_run("twice")
+
+
+def test_optional_run_fields_may_be_absent_and_one_repetition_has_no_interval():
+    """What the schema lets out (a label; the interval of a one-repetition result) is
+    read back, not a traceback."""
+    doc = base_doc()
+    del doc["run"]["label"]
+    for r in doc["results"]:
+        if r.get("summary"):
+            r["summary"].pop("ci_low", None)
+            r["summary"].pop("ci_high", None)
+            r["summary"].pop("ci_level", None)
+    run = exchange.document_to_run(json.loads(json.dumps(doc)))
+    assert run.label is None and run.name == run.id
+    display.results_table(run.results, condense_sweeps=True)
+    half = base_doc()
+    half["results"][0]["summary"].pop("ci_high")
+    with pytest.raises(exchange.ExchangeError, match=r"results\[0\]\.summary"):
+        exchange.document_to_run(half)

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from clirun import osmeter
-from osmeter import compare, exchange, redact
+from osmeter import compare, exchange, gate, redact
 from osmeter.formats import formats, junit
 from osmeter.store import Store
 from synth import make_run
@@ -256,29 +256,31 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     out = tmp_path / "gate.xml"
     r = osmeter("compare", a, b, "--fail-on-slower", "10", "--junit", out, "--csv",
                 db=tmp_path / "db.sqlite")
-    assert r.returncode == 1 and "osmeter: regression:" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
-    cmp = compare.compare([exchange.read_run_file(a), exchange.read_run_file(b)],
-                          fail_on_slower=10)
-    judged = [row for row in cmp.rows
-              if row.shape != "derived" and row.bench != compare.CPU_BENCH]
+    cmp = compare.compare([exchange.read_run_file(a), exchange.read_run_file(b)])
+    g = gate.evaluate(cmp, 10)
+    assert r.returncode == g.exit_code == gate.EXIT_FAIL, r.stderr
+    assert "osmeter: regression:" in r.stderr
     root = ET.parse(out).getroot()
     cases = root.findall(".//testcase")
     failures = root.findall(".//testcase/failure")
     skipped = root.findall(".//testcase/skipped")
-    assert len(cases) == len(judged) == int(root.get("tests")) == 10
-    assert len(failures) == len(cmp.regressions) == int(root.get("failures")) == 9
-    assert len(skipped) == int(root.get("skipped")) == 1     # the scatter: 3 vs 3 repetitions
-    assert "too few repetitions" in skipped[0].get("message")
+    assert len(cases) == len(g.rows) == int(root.get("tests")) == 10
+    assert len(failures) == len(g.having(gate.FAIL)) == int(root.get("failures")) >= 1
+    undecided = g.having(gate.UNDECIDED) + g.having(gate.NOT_JUDGED)
+    assert len(skipped) == len(undecided) == int(root.get("skipped"))
+    assert len(failures) + len(skipped) + len(g.having(gate.PASS)) == len(cases)
+    assert root.find(".//property[@name='outcome']").get("value") == "fail"
     for f in failures:
-        pct = float(re.search(r"is ([\d.]+)% slower", f.get("message")).group(1))
-        assert 25 < pct < 35 and "threshold 10%" in f.get("message")
-        assert "baseline_median" in f.text and "candidate_median" in f.text
-    # The same runs, no slowdown: every judged row passes.
+        low = float(re.search(r"slowdown_low_pct: ([\d.]+)", f.text).group(1))
+        assert low > 10                      # significant beyond the threshold
+        assert "p_slower_holm" in f.text and "threshold_pct: 10" in f.text
+    # The same system again, no slowdown: nothing fails.
     same = tmp_path / "same.json"
     exchange.write_run_file(make_run("rc", "C", seed=3), same)
-    osmeter("compare", a, same, "--fail-on-slower", "10", "--junit", out,
-            db=tmp_path / "db.sqlite", check=0)
+    r = osmeter("compare", a, same, "--fail-on-slower", "10", "--junit", out,
+                db=tmp_path / "db.sqlite")
+    assert r.returncode in (gate.EXIT_PASS, gate.EXIT_UNDECIDED), r.stderr
     root = ET.parse(out).getroot()
     assert root.get("failures") == "0" and int(root.get("tests")) == 10
 

@@ -1,5 +1,5 @@
 """Statistics: medians, intervals, variation, outliers, warnings."""
-import random
+import pytest
 
 from osmeter import stats
 from osmeter.model import Sample
@@ -16,17 +16,39 @@ def test_summary_of_identical_values_is_exact():
     assert stats.reliability_warnings(s) == []
 
 
-def test_interval_contains_the_median_and_covers_the_truth():
-    rng = random.Random(1)
-    hits = 0
-    for trial in range(200):
-        reps = [[rng.gauss(100, 5) for _ in range(3)] for _ in range(9)]
-        s = stats.summarize(samples(reps))
-        assert s["ci_low"] <= s["median"] <= s["ci_high"]
-        hits += s["ci_low"] <= 100 <= s["ci_high"]
-    # A 95% interval of the median of 9 repetitions should cover the true median
-    # most of the time (bootstrap intervals run a little narrow at small n).
-    assert hits >= 160, hits
+def test_interval_is_two_order_statistics_with_their_binomial_level():
+    # n = 5: [min, max], 1 - 2/32 = 93.75%; n = 9: 2nd and 8th, 1 - 2*10/512.
+    s = stats.summarize(samples([[v] for v in (5.0, 1.0, 4.0, 2.0, 3.0)]))
+    assert (s["ci_low"], s["ci_high"]) == (1.0, 5.0)
+    assert s["ci_level"] == 0.9375 and s["ci_method"] == "order statistics"
+    s = stats.summarize(samples([[float(v)] for v in range(9)]))
+    assert (s["ci_low"], s["ci_high"]) == (1.0, 7.0)
+    assert s["ci_level"] == pytest.approx(1 - 2 * 10 / 512)
+    levels = {n: stats.median_interval(list(range(n)))[2] for n in (2, 3, 4, 5, 6, 7, 10, 20)}
+    assert levels[2] == 0.5 and levels[3] == 0.75 and levels[4] == 0.875
+    assert all(levels[n] >= 0.95 for n in (6, 7, 10, 20))
+    assert stats.repetitions_for(0.95) == 6 and stats.repetitions_for(0.99) == 8
+
+
+def test_median_is_the_median_of_repetition_medians():
+    # Two processes agree, one is off: the interval and the median are about processes.
+    s = stats.summarize(samples([[10, 11, 12], [10, 11, 12], [30, 31, 32]]))
+    assert s["median"] == 11 and s["repetitions"] == 3
+    assert s["ci_low"] <= s["median"] <= s["ci_high"]
+
+
+def test_one_repetition_has_no_interval():
+    s = stats.summarize(samples([[1.0, 1.1, 0.9]]))
+    assert "ci_low" not in s and "ci_level" not in s
+    assert stats.interval_of(s) is None
+
+
+def test_old_runs_intervals_are_shown_as_bootstrap():
+    old = {"n": 5, "median": 3.0, "ci_low": 1.0, "ci_high": 5.0, "repetitions": 5}
+    assert stats.interval_of(old) == (1.0, 5.0, None, "bootstrap")
+    assert stats.level_note(None, "bootstrap") == "bootstrap"
+    assert stats.level_note(0.9375, "order statistics", 5) == "93.8% with 5 repetitions"
+    assert stats.level_note(0.96875, "order statistics", 6) == ""
 
 
 def test_cv_is_between_processes_not_within():
@@ -41,8 +63,10 @@ def test_cv_is_between_processes_not_within():
 
 def test_single_repetition_is_flagged():
     s = stats.summarize(samples([[1.0, 1.1, 0.9]]))
-    assert s["interval_basis"] == "samples of one process"
+    assert s["interval_basis"] == "none: one repetition"
     assert any("1 repetition" in w for w in stats.reliability_warnings(s))
+    s = stats.summarize(samples([[1.0], [1.1]]))
+    assert any("interval of the median is 50%" in w for w in stats.reliability_warnings(s))
 
 
 def test_outliers_are_counted_not_dropped():
@@ -51,6 +75,14 @@ def test_outliers_are_counted_not_dropped():
     assert s["outliers"] == 1 and s["max"] == 1000.0 and s["n"] == 23
 
 
-def test_bootstrap_is_deterministic():
-    vals = [random.Random(3).random() for _ in range(7)]
-    assert stats.bootstrap_median_ci(vals) == stats.bootstrap_median_ci(list(vals))
+def test_run_table_says_what_the_interval_is_and_what_95_needs():
+    from osmeter import display
+    from osmeter.model import Result
+    def result(reps):
+        smp = samples([[100.0 + r, 101.0 + r] for r in range(reps)])
+        return Result(bench="syscall.r%d" % reps, metric="latency", unit="ns", better="lower",
+                      shape="point", samples=smp, summary=stats.summarize(smp))
+    text = display.results_table([result(1), result(5), result(6)])
+    assert "93.8% with 5 repetitions" in text and "none (1 repetition)" in text
+    assert "a 95% interval needs at least 6 repetitions (--runs 6)" in text
+    assert "needs" not in display.results_table([result(6), result(9)])

@@ -1,20 +1,30 @@
-"""`osmeter compare RUN_A RUN_B ...`: runs side by side, verdicts, indices, regression gate."""
+"""`osmeter compare RUN_A RUN_B ...`: runs side by side, verdicts, indices, regression gate.
+
+Exit codes (documented in README and docs/ci.md for CI):
+  0  compared; with --fail-on-slower: the gate passed
+  1  --fail-on-slower: the gate failed (a significant slowdown beyond PCT), or it was
+     undecided and --undecided-fails was given
+  2  bad input (one line on stderr, nothing written)
+  3  --fail-on-slower: undecided (the noise is too large to tell a slowdown of PCT)
+"""
 from __future__ import annotations
 
 import sys
 
 from .. import compare as cmpmod
+from .. import gate as gatemod
+from .. import noise as noisemod
 from .. import significance as sig
 from .common import fail, load_runs
-
-EXIT_REGRESSION = 1
 
 
 def register(subparsers) -> None:
     s = subparsers.add_parser(
         "compare", help="compare runs side by side (winners, indices, regression gate)",
         description="Compare stored runs (id, label, 'latest') or exported JSON files. Ratios "
-                    "are speed relative to the baseline: > 1 = better.")
+                    "are speed relative to the baseline: > 1 = better.  Exit codes with "
+                    "--fail-on-slower: 0 pass, 1 fail, 3 undecided (1 with "
+                    "--undecided-fails), 2 bad input.")
     s.add_argument("runs", nargs="*", metavar="RUN", help="runs to compare (first = baseline)")
     s.add_argument("--baseline", metavar="RUN", help="the run the others are measured "
                    "against (default: the first; added if not among RUN)")
@@ -25,25 +35,34 @@ def register(subparsers) -> None:
     s.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     s.add_argument("--references", action="store_true", help="put the runs next to the "
                    "seed studies' published numbers (DECstation 3100, Pentium 100, ...)")
-    s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="exit %d when any "
-                   "result is significantly slower than the baseline by more than PCT "
-                   "percent" % EXIT_REGRESSION)
+    s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="regression gate: "
+                   "exit %d (fail) when a result is significantly slower than the baseline "
+                   "by more than PCT percent after Holm's correction, %d (pass) when every "
+                   "result is shown slower by less, %d (undecided) otherwise"
+                   % (gatemod.EXIT_FAIL, gatemod.EXIT_PASS, gatemod.EXIT_UNDECIDED))
+    s.add_argument("--undecided-fails", action="store_true", help="with --fail-on-slower: "
+                   "an undecided gate exits %d, like a failed one" % gatemod.EXIT_FAIL)
+    s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
+                   "(osmeter noise) to include in intervals, verdicts, indices and the gate")
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
-                   help="significance level (default %(default)s)")
+                   help="significance level: false-discovery rate of the verdicts, "
+                   "family-wise error of the gate (default %(default)s)")
     s.add_argument("--min-effect", type=float, default=100 * sig.MIN_EFFECT, metavar="PCT",
                    help="smallest difference that gets a verdict, percent (default %(default)s)")
     s.set_defaults(func=handle)
 
 
 def check_options(args) -> str | None:
-    if not 0 < args.alpha < 1:
-        return "--alpha must be between 0 and 1"
+    if not 0 < args.alpha < 0.5:
+        return "--alpha must be between 0 and 0.5"
     if args.min_effect < 0:
         return "--min-effect must not be negative"
     if args.fail_on_slower is not None and args.fail_on_slower < 0:
         return "--fail-on-slower must not be negative"
+    if args.undecided_fails and args.fail_on_slower is None:
+        return "--undecided-fails needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:
         return "--junit writes the regression gate's outcome: give --fail-on-slower PCT"
     return None
@@ -60,10 +79,13 @@ def handle(args) -> int:
     if args.fail_on_slower is not None and len(runs) < 2:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
-        cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0,
-                             args.fail_on_slower)
-    except cmpmod.CompareError as e:
+        profile = noisemod.load(args.noise, args.db) if args.noise else None
+        cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile)
+    except (cmpmod.CompareError, noisemod.NoiseError) as e:
         return fail(str(e))
+    gate = None
+    if args.fail_on_slower is not None:
+        gate = gatemod.evaluate(cmp, args.fail_on_slower, args.undecided_fails)
     from ..report import tables
     if args.json:
         text = tables.json_text(cmp, args.references)
@@ -81,18 +103,26 @@ def handle(args) -> int:
             return fail("cannot write %s: %s" % (args.output, e.strerror))
     else:
         sys.stdout.write(text)
+    if gate is None:
+        return 0
     if args.junit:
         from ..formats import junit
-        junit.write_gate(cmp, args.junit)
-    if cmp.gate_pct is not None:
-        undecided = cmpmod.undecided_rows(cmp)
-        if undecided:
-            print("osmeter: warning: the regression gate could not judge %d result(s) with "
-                  "too few repetitions (use --runs 4 or more)" % len(undecided), file=sys.stderr)
-    if cmp.gate_pct is not None and cmp.regressions:
-        # The list goes to stderr too, so a CI log shows it whatever the format.
-        for row, i, pct, p in cmp.regressions:
-            print("osmeter: regression: %s is %.1f%% slower in %s than in %s (p=%.2g)"
-                  % (row.label, pct, cmp.names[i], cmp.names[cmp.baseline], p), file=sys.stderr)
-        return EXIT_REGRESSION
-    return 0
+        junit.write_gate(gate, cmp, args.junit)
+    # The outcome goes to stderr too, so a CI log shows it whatever the format.
+    for r in gate.having(gatemod.FAIL):
+        print("osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message),
+              file=sys.stderr)
+    undecided = gate.having(gatemod.UNDECIDED)
+    for r in undecided[:10]:
+        print("osmeter: undecided: %s in %s: %s" % (r.label, r.run_name, r.message),
+              file=sys.stderr)
+    if len(undecided) > 10:
+        print("osmeter: undecided: %d more (see the gate in the output)"
+              % (len(undecided) - 10), file=sys.stderr)
+    print("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
+        gate.outcome.upper(), gate.threshold_pct, "; ".join(
+            "%d %s" % (len(gate.having(o)), o) for o in
+            (gatemod.FAIL, gatemod.UNDECIDED, gatemod.PASS, gatemod.NOT_JUDGED)
+            if gate.having(o)), gate.exit_code,
+        "; " + gate.note if gate.note else ""), file=sys.stderr)
+    return gate.exit_code

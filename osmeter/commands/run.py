@@ -6,7 +6,7 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import display, exchange, plan, runner, suitefile, user_command
+from .. import adaptive, display, exchange, plan, runner, stats, suitefile, user_command
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, open_store
@@ -21,7 +21,13 @@ def register(subparsers) -> None:
     s.add_argument("--param", action="append", metavar="ID.KEY=VALUE",
                    help="override a parameter (ID may be a glob)")
     s.add_argument("--runs", type=int, help="repetitions, each in a separate process "
-                   "(default 5; 2 with --smoke)")
+                   "(default 5; 2 with --smoke; 6 with --until-ci). 5 give a 93.8%% interval "
+                   "of the median, 6 or more at least 95%%")
+    s.add_argument("--until-ci", type=float, metavar="PCT", help="repeat each benchmark "
+                   "(interleaved, in separate processes) until its 95%% interval of the "
+                   "median lies within +-PCT%% of the median, or --max-runs is reached")
+    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci: at most N "
+                   "repetitions per benchmark (required: the bound is yours)")
     s.add_argument("--label", help="name this run (usable wherever a run is named)")
     s.add_argument("--json", metavar="FILE", help="also write the results file")
     s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
@@ -69,9 +75,11 @@ def handle(args) -> int:
     catalog = Catalog()
     suite, items, variants = build_plan(args, catalog)
     plan.validate(catalog, items, variants)
-    runs = args.runs if args.runs is not None else (2 if args.smoke else 5)
+    runs = args.runs if args.runs is not None else (
+        stats.repetitions_for() if args.until_ci else 2 if args.smoke else 5)
     if runs < 1:
         raise UsageError("--runs must be at least 1")
+    check_adaptive(args, runs)
     store = open_store(args)
     store.check_writable()
     if args.json:
@@ -89,10 +97,13 @@ def handle(args) -> int:
     timeout = user_command.repetition_timeout(catalog, items, args.timeout)
     opts = plan.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
                         timeout=timeout, env=env, progress=not args.quiet,
-                        command=command_line())
-    print("osmeter: %d benchmark(s) x %d repetition(s)%s -> %s"
-          % (len(items), runs, " x %d variants" % len(variants) if len(variants) > 1 else "",
-             store.path), file=sys.stderr)
+                        command=command_line(), until_ci=args.until_ci,
+                        max_runs=args.max_runs)
+    print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s"
+          % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
+             if args.until_ci else runs,
+             " x %d variants" % len(variants) if len(variants) > 1 else "", store.path),
+          file=sys.stderr)
     try:
         done = runner.execute(catalog, items, variants, opts, store=store)
     except runner.Interrupted:
@@ -103,6 +114,8 @@ def handle(args) -> int:
     for i, run in enumerate(done):
         print(display.run_header(run))
         print(display.results_table(run.results, condense_sweeps=True))
+        for line in adaptive.summary_lines(run):
+            print(line)
         print()
         failed += sum(1 for r in run.results if r.status == "failed")
         if args.json:
@@ -120,6 +133,25 @@ def handle(args) -> int:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
         return 1
     return 0
+
+
+def check_adaptive(args, runs: int) -> None:
+    """--until-ci and --max-runs belong together; the bound is the user's."""
+    if args.until_ci is None:
+        if args.max_runs is not None:
+            raise UsageError("--max-runs needs --until-ci PCT")
+        return
+    if not args.until_ci > 0:
+        raise UsageError("--until-ci must be a positive percentage")
+    if args.max_runs is None:
+        raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
+    least = max(runs, stats.repetitions_for())
+    if args.max_runs < least:
+        raise UsageError("--max-runs must be at least %d (a 95%% interval of the median "
+                         "needs %d repetitions%s)" % (least, stats.repetitions_for(),
+                                                      ", and --runs is %d" % runs
+                                                      if runs > stats.repetitions_for()
+                                                      else ""))
 
 
 def write_report(runs, path: str) -> None:

@@ -3,10 +3,9 @@
 The writer takes a small explicit input, one GateCase per judged benchmark row and
 candidate run: a name, an outcome (pass, fail or undecided), a one-line message and the
 numbers behind it.  A failure is a JUnit <failure> with the message and the numbers; an
-undecided row is <skipped> with its reason (too few repetitions, not measured in one of
-the runs); a pass carries its numbers in <system-out>.  `cases_from_comparison` builds
-the cases from today's gate (compare.regressions); a gate that decides each row itself
-only needs to hand over its rows.
+undecided row (too noisy to tell, or not measured in one of the runs) is <skipped> with
+its reason; a pass carries its numbers in <system-out>.  `cases_from_gate` builds the
+cases from the regression gate's rows (osmeter/gate.py).
 """
 from __future__ import annotations
 
@@ -67,71 +66,37 @@ def render(cases: list[GateCase], suite: str, properties: dict | None = None) ->
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 
 
-# ---- today's gate -> cases ------------------------------------------------------------
+# ---- the gate -> cases ----------------------------------------------------------------
 
-def write_gate(cmp, path: str) -> None:
-    """The comparison's gate as a JUnit file (ExchangeError, one line, if it cannot be)."""
+def write_gate(gate, cmp, path: str) -> None:
+    """The gate (gate.Gate) of the comparison as a JUnit file (ExchangeError, one line,
+    if it cannot be written)."""
     from ..exchange import write_atomically
     base = cmp.names[cmp.baseline]
-    text = render(cases_from_comparison(cmp), "osmeter regression gate against %s" % base, {
-        "baseline": base, "fail_on_slower_pct": cmp.gate_pct, "alpha": cmp.alpha,
+    text = render(cases_from_gate(gate, base), "osmeter regression gate against %s" % base, {
+        "baseline": base, "fail_on_slower_pct": gate.threshold_pct, "alpha": gate.alpha,
+        "outcome": gate.outcome, "noise_profile": gate.noise or "none",
         "runs": ", ".join(cmp.names)})
     write_atomically(path, text)
 
 
-def cases_from_comparison(cmp) -> list[GateCase]:
-    """One case per row the gate looks at and per run other than the baseline."""
-    from .. import compare as cmpmod
-    from .. import significance as sig
-    failed = {(id(row), i): (pct, p) for row, i, pct, p in cmp.regressions}
-    b = cmp.baseline
-    base_name = cmp.names[b]
+# Gate row outcome -> JUnit outcome.  A row one side did not measure cannot be judged:
+# like an undecided one it is a skipped test case, with its reason.
+_OUTCOME = {"pass": "pass", "fail": "fail", "undecided": "undecided",
+            "not judged": "undecided"}
+_NUMBERS = ("unit", "slowdown_pct", "slowdown_low_pct", "slowdown_high_pct",
+            "interval_level", "p_slower", "p_slower_holm", "p_not_slower", "repetitions",
+            "repetitions_needed", "method")
+
+
+def cases_from_gate(gate, base_name: str) -> list[GateCase]:
+    """One case per row the gate looked at (each result of each run but the baseline)."""
     cases = []
-    for row in cmp.rows:
-        if row.shape == "derived" or row.bench == cmpmod.CPU_BENCH:
-            continue        # the gate does not judge these
-        base = row.cells[b]
-        for i, cell in enumerate(row.cells):
-            if i == b:
-                continue
-            name = cmp.names[i]
-            numbers = {"unit": row.unit, "threshold_pct": cmp.gate_pct,
-                       "baseline_median": base.median if base else None,
-                       "baseline_ci": _interval(base),
-                       "candidate_median": cell.median if cell else None,
-                       "candidate_ci": _interval(cell)}
-            case = GateCase(name="%s: %s vs %s" % (row.label, name, base_name),
-                            outcome="pass", message="", numbers=numbers,
-                            group="osmeter.%s" % row.category)
-            missing = [(n, c) for n, c in ((base_name, base), (name, cell))
-                       if c is None or c.status != "ok" or not c.reps]
-            if missing:
-                n, c = missing[0]
-                case.outcome = "undecided"
-                case.message = "not measured in %s%s" % (
-                    n, "" if c is None else ": %s %s" % (c.status, c.reason or ""))
-            elif (id(row), i) in failed:
-                pct, p = failed[(id(row), i)]
-                numbers.update(slower_pct=pct, p=p)
-                case.outcome = "fail"
-                case.message = "%s is %.1f%% slower in %s than in %s (p=%.2g; threshold %g%%)" \
-                    % (row.label, pct, name, base_name, p, cmp.gate_pct)
-            elif cell.ratio is None:
-                case.outcome = "undecided"
-                case.message = "no speed ratio: a median is not positive"
-            elif sig.min_p_value(len(base.reps), len(cell.reps), False) >= cmp.alpha:
-                case.outcome = "undecided"
-                case.message = ("too few repetitions to judge (%d vs %d; use --runs 4 or more)"
-                                % (len(base.reps), len(cell.reps)))
-            else:
-                numbers["speed_ratio"] = cell.ratio
-                case.message = "not slower than %s by more than %g%% (speed ratio %.3f)" % (
-                    base_name, cmp.gate_pct, cell.ratio)
-            cases.append(case)
+    for r in gate.rows:
+        numbers = {k: getattr(r, k) for k in _NUMBERS}
+        numbers["repetitions"] = "%d vs %d" % tuple(r.repetitions)
+        numbers["threshold_pct"] = gate.threshold_pct
+        cases.append(GateCase(name="%s: %s vs %s" % (r.label, r.run_name, base_name),
+                              outcome=_OUTCOME[r.outcome], message=r.message, numbers=numbers,
+                              group="osmeter.%s" % r.bench.split(".")[0]))
     return cases
-
-
-def _interval(cell) -> str | None:
-    if cell is None or cell.ci_low is None or cell.ci_high is None:
-        return None
-    return "%.6g to %.6g" % (cell.ci_low, cell.ci_high)

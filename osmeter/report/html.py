@@ -15,7 +15,8 @@ from html import escape
 from .. import compare as cmpmod
 from .. import references as refs
 from . import svg
-from .tables import fmt, fmt_ratio, fmt_value, legend, verdict_text
+from .tables import (fmt, fmt_cell_ratio, fmt_index, fmt_value, gate_lines, legend,
+                     verdict_summary, verdict_text)
 
 CSS = """
 *{box-sizing:border-box}
@@ -101,7 +102,7 @@ def _rows_html(cmp, rows) -> list[list[str]]:
             val = fmt_value(c) + (" · %s" % c.curve_class if c is not None and c.curve_class else "")
             r.append('<td class="%s">%s</td>' % (cls, escape(val)))
             if i != cmp.baseline:
-                r.append('<td class="num">%s</td>' % escape(fmt_ratio(c.ratio if c else None)))
+                r.append('<td class="num">%s</td>' % escape(fmt_cell_ratio(c)))
                 r.append(_verdict_html(c))
         if len(cmp.runs) > 1:
             r.append("<td>%s</td>" % escape(" / ".join([
@@ -152,7 +153,7 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
             by_unit.setdefault(row.unit, []).append((row.label, bars, row.better))
     for unit, groups in by_unit.items():
         better = {g[2] for g in groups}
-        note = "median with 95% interval; " + (
+        note = "median with its interval (levels below 95% in the table); " + (
             "lower is better" if better == {"lower"} else
             "higher is better" if better == {"higher"} else "see the table for direction")
         page.figure("%s_%s" % (cat, unit.replace("/", "per")),
@@ -178,7 +179,7 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
         title = bench if metric in ("latency", "value") else "%s %s" % (bench, metric)
         page.figure(title, svg.line_chart(
             title, first.x_name or "x", "%s (%s)" % (metric, first.unit), series,
-            "median with 95%% interval band; %s is better" % first.better),
+            "median with interval band (levels in the table); %s is better" % first.better),
             "%s over %s, %d points per run" % (title, first.x_name or "x", len(srows)))
     # Scalability scatters: every run's points, fitted curve and class.
     for row in rows:
@@ -237,6 +238,11 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
     page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
         '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
     page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
+    if multi:
+        page.add('<p class="note">%s</p>' % escape(verdict_summary(cmp)))
+    gate = gate_lines(cmp)
+    if gate:
+        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
     for w in cmp.warnings:
         page.add('<div class="warn">%s</div>' % escape(w))
     if multi:
@@ -255,17 +261,23 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
         page.add('<p class="note">Geometric mean of the ratios to the baseline %s, per category '
                  'and overall (each benchmark metric weighs the same; a sweep counts once); '
                  '&gt; 1 = better.</p>' % escape(repr(cmp.names[cmp.baseline])))
-        irows = [[c, str(cmp.index_counts[c])] + [fmt_ratio(v) for v in cmp.index[c]]
+        irows = [[c, str(cmp.index_counts[c])] +
+                 [fmt_index(v, ci) for v, ci in zip(cmp.index[c], cmp.index_ci[c])]
                  for c in cmp.categories if c in cmp.index]
         irows.append(["overall", str(sum(cmp.index_counts.values()))] +
-                     [fmt_ratio(v) for v in cmp.overall])
+                     [fmt_index(v, ci) for v, ci in zip(cmp.overall, cmp.overall_ci)])
         page.add(_table(["category", "metrics"] + cmp.names, irows))
-        groups = [(c, [(i, v, None, None) for i, v in enumerate(cmp.index[c])])
+
+        def bars(values, intervals):
+            return [(i, v, ci.low if ci else None, ci.high if ci else None)
+                    for i, (v, ci) in enumerate(zip(values, intervals))]
+        groups = [(c, bars(cmp.index[c], cmp.index_ci[c]))
                   for c in cmp.categories if c in cmp.index]
-        groups.append(("overall", [(i, v, None, None) for i, v in enumerate(cmp.overall)]))
+        groups.append(("overall", bars(cmp.overall, cmp.overall_ci)))
         page.figure("indices", svg.bar_chart("Indices relative to %s" % cmp.names[cmp.baseline],
                                              "ratio (> 1 = better)", groups, cmp.names,
-                                             "geometric mean of ratios; dashed line = baseline",
+                                             "geometric mean of ratios with 95% interval; "
+                                             "dashed line = baseline",
                                              reference=1.0), "per-category indices")
     for cat in cmp.categories:
         page.add('<h2 id="cat-%s">%s</h2>' % (escape(slug(cat)), escape(cat)))

@@ -13,6 +13,7 @@ import math
 from .. import compare as cmpmod
 from .. import references as refs
 from .. import significance as sig
+from .. import stats
 
 
 def fmt(v, digits: int = 3) -> str:
@@ -31,8 +32,32 @@ def fmt(v, digits: int = 3) -> str:
     return "%.*g" % (digits, v)
 
 
-def fmt_ratio(r) -> str:
-    return "—" if r is None else "×%.3f" % r
+def fmt_ratio(r, low=None, high=None, level=None) -> str:
+    """×1.084, with its interval (and the interval's level where below 95%) if given."""
+    if r is None:
+        return "—"
+    s = "×%.3f" % r
+    if low is not None and high is not None:
+        s += " [%.3f–%.3f]" % (low, high)
+        note = stats.level_note(level)
+        if note:
+            s += " " + note
+    return s
+
+
+def fmt_cell_ratio(c) -> str:
+    if c is None:
+        return "—"
+    v = c.verdict
+    if v is None:
+        return fmt_ratio(c.ratio)
+    return fmt_ratio(c.ratio, v.ratio_low, v.ratio_high, v.ratio_level)
+
+
+def fmt_index(value, interval) -> str:
+    if interval is None:
+        return fmt_ratio(value)
+    return fmt_ratio(value, interval.low, interval.high, interval.level)
 
 
 def fmt_value(c) -> str:
@@ -45,6 +70,10 @@ def fmt_value(c) -> str:
     s = fmt(c.median)
     if c.ci_low is not None and c.ci_high is not None:
         s += " [%s–%s]" % (fmt(c.ci_low), fmt(c.ci_high))
+        if c.interval_note:
+            s += " " + c.interval_note
+    elif len(c.reps) == 1:
+        s += " (1 repetition: no interval)"
     return s
 
 
@@ -53,7 +82,8 @@ def verdict_text(c) -> str:
     if v is None:
         return ""
     if v.significant:
-        return "%s (p=%.2g)" % (v.word, v.p)
+        return "%s (p=%.2g, q=%.2g)" % (v.word, v.p, v.p_adjusted if v.p_adjusted is not None
+                                        else v.p)
     return v.word
 
 
@@ -63,16 +93,28 @@ def marks(row, i) -> str:
 
 def legend(cmp) -> list[str]:
     base = cmp.names[cmp.baseline]
-    lines = ["Values: median [95% interval of the median] per benchmark.",
+    lines = ["Values: median of the per-repetition medians [interval of the median: "
+             "order statistics, distribution-free, at least 95% unless its level is "
+             "printed beside it; 'bootstrap' = an interval stored by an older osmeter].",
              "Ratios: speed relative to the baseline %r; > 1 = better (faster, more "
-             "bandwidth), < 1 = worse." % base]
+             "bandwidth), < 1 = worse; [95%% interval of the ratio, level printed where "
+             "lower]." % base]
     if len(cmp.runs) > 1:
+        method = sig.T_METHOD if cmp.noise is not None else sig.RANK_METHOD
         lines.append(
-            "Verdicts: %s, alpha %.3g, minimum effect %.3g%%; a winner/loser is marked only "
-            "where the difference is significant, otherwise 'no clear difference'.  No "
-            "correction for testing many rows: expect about one false verdict in %d."
-            % (sig.TEST_NAME, cmp.alpha, 100 * cmp.min_effect, round(1 / cmp.alpha)))
+            "Verdicts: %s; p = the row's own p-value, q = corrected for the %d tests of "
+            "this comparison (Benjamini–Hochberg); a verdict (better/worse, winner/loser) "
+            "needs q <= %.3g and a difference of at least %.3g%%, otherwise 'no clear "
+            "difference'." % (method, cmp.test_count, cmp.alpha, 100 * cmp.min_effect))
+        lines.append(cmpmod.noise_note(cmp))
     return lines
+
+
+def verdict_summary(cmp) -> str:
+    """How many verdicts are shown and how many of them may be false."""
+    return ("%d verdict(s) shown out of %d tests; at a false-discovery rate of %.3g, "
+            "expect at most %.2g of them to be false on average."
+            % (cmp.discoveries, cmp.test_count, cmp.alpha, cmp.expected_false))
 
 
 # ---- terminal ---------------------------------------------------------------------------
@@ -108,7 +150,7 @@ def _cells(cmp, row) -> list[str]:
         if i == cmp.baseline:
             r.append(val)
         else:
-            r += [val, fmt_ratio(c.ratio if c else None), verdict_text(c)]
+            r += [val, fmt_cell_ratio(c), verdict_text(c)]
     if len(cmp.runs) > 1:
         r.append(" / ".join([cmp.names[row.winner] if row.winner is not None else "—",
                              cmp.names[row.loser] if row.loser is not None else "—"]))
@@ -119,9 +161,10 @@ def index_rows(cmp) -> list[list[str]]:
     rows = [["category", "metrics"] + cmp.names]
     for cat in cmp.categories:
         if cat in cmp.index:
-            rows.append([cat, str(cmp.index_counts[cat])] + [fmt_ratio(v) for v in cmp.index[cat]])
+            rows.append([cat, str(cmp.index_counts[cat])] +
+                        [fmt_index(v, ci) for v, ci in zip(cmp.index[cat], cmp.index_ci[cat])])
     rows.append(["overall", str(sum(cmp.index_counts.values()))] +
-                [fmt_ratio(v) for v in cmp.overall])
+                [fmt_index(v, ci) for v, ci in zip(cmp.overall, cmp.overall_ci)])
     return rows
 
 
@@ -148,7 +191,9 @@ def terminal(cmp, references: bool = False) -> str:
                 out.append("  note: %s: %s" % (r.label, n))
     if len(cmp.runs) > 1:
         out.append("")
-        out.append("Indices (geometric mean of ratios to %r; > 1 = better):"
+        out.append(verdict_summary(cmp))
+        out.append("")
+        out.append("Indices (geometric mean of ratios to %r; > 1 = better; [95%% interval]):"
                    % cmp.names[cmp.baseline])
         out += _align(index_rows(cmp))
         mt = cmpmod.mips_relative_table(cmp)
@@ -160,26 +205,34 @@ def terminal(cmp, references: bool = False) -> str:
                 "%s %s" % (n, fmt(s)) for n, s in zip(cmp.names, cmp.cpu_speed)))
             out += _align([["benchmark"] + cmp.names] +
                           [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
-    out += regression_lines(cmp)
+    out += gate_lines(cmp)
     if references:
         out.append("")
         out += references_text(cmp)
     return "\n".join(out) + "\n"
 
 
-def regression_lines(cmp) -> list[str]:
-    if cmp.gate_pct is None:
+def gate_lines(cmp) -> list[str]:
+    g = cmp.gate
+    if g is None:
         return []
-    out = ["", "Regression gate: slower than %r by more than %g%% (one-sided Mann-Whitney, "
-           "alpha %.3g):" % (cmp.names[cmp.baseline], cmp.gate_pct, cmp.alpha)]
-    if not cmp.regressions:
-        out.append("  none found")
-    for row, i, pct, p in cmp.regressions:
-        out.append("  SLOWER %s: %s is %.1f%% slower (p=%.2g)" % (row.label, cmp.names[i], pct, p))
-    undecided = cmpmod.undecided_rows(cmp)
-    if undecided:
-        out.append("  not judged (too few repetitions): %d rows, e.g. %s"
-                   % (len(undecided), ", ".join(undecided[:3])))
+    out = ["", "Regression gate: slower than %r by more than %g%%? %s (alpha %.3g; fail = "
+           "significant after Holm's correction over %d results, pass = every result shown "
+           "slower by less)" % (cmp.names[cmp.baseline], g.threshold_pct, g.outcome.upper(),
+                                g.alpha, sum(1 for r in g.rows if r.p_slower is not None))]
+    if g.note:
+        out.append("  note: " + g.note)
+    for outcome, word in (("fail", "SLOWER"), ("undecided", "UNDECIDED")):
+        for r in g.having(outcome):
+            out.append("  %s %s (%s): %s" % (word, r.label, r.run_name, r.message))
+    passed = g.having("pass")
+    if passed:
+        out.append("  pass: %d result(s) shown not slower than %g%%" % (len(passed),
+                                                                      g.threshold_pct))
+    missing = g.having("not judged")
+    if missing:
+        out.append("  not judged: %d result(s), e.g. %s" % (len(missing), "; ".join(
+            "%s (%s): %s" % (r.label, r.run_name, r.message) for r in missing[:3])))
     return out
 
 
@@ -236,6 +289,7 @@ def markdown(cmp, references: bool = False) -> str:
         for i, r in enumerate(cmp.runs)]
     out += [""] + legend(cmp)
     if len(cmp.runs) > 1:
+        out += ["", verdict_summary(cmp)]
         out += ["", "## What differs", "", "%d metadata keys are equal." % cmp.meta_same, ""]
         if cmp.meta_diff:
             out += _md_table([["key"] + cmp.names] + [[k] + v for k, v in cmp.meta_diff])
@@ -252,7 +306,7 @@ def markdown(cmp, references: bool = False) -> str:
             out += ["", "## MIPS-relative speed", ""]
             out += _md_table([["benchmark"] + cmp.names] +
                              [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
-    reg = regression_lines(cmp)
+    reg = gate_lines(cmp)
     if reg:
         out += ["", "## Regression gate", ""] + ["    " + l for l in reg[1:]]
     if references:
@@ -263,8 +317,9 @@ def markdown(cmp, references: bool = False) -> str:
 # ---- CSV --------------------------------------------------------------------------------
 
 CSV_FIELDS = ["category", "bench", "metric", "x", "x_name", "unit", "better", "shape", "run",
-              "run_id", "baseline", "status", "n", "median", "ci_low", "ci_high", "ratio",
-              "mips_relative", "verdict", "p", "winner", "loser", "curve_class"]
+              "run_id", "baseline", "status", "n", "median", "ci_low", "ci_high", "ci_level",
+              "ci_method", "ratio", "ratio_low", "ratio_high", "ratio_level", "mips_relative",
+              "verdict", "p", "q", "winner", "loser", "curve_class"]
 
 
 def csv_text(cmp) -> str:
@@ -283,8 +338,13 @@ def csv_text(cmp) -> str:
                 "run": cmp.names[i], "run_id": cmp.runs[i].id,
                 "baseline": int(i == cmp.baseline), "status": c.status, "n": c.n,
                 "median": _num(c.median), "ci_low": _num(c.ci_low), "ci_high": _num(c.ci_high),
-                "ratio": _num(c.ratio), "mips_relative": _num(c.mips_relative),
+                "ci_level": _num(c.ci_level), "ci_method": c.ci_method or "",
+                "ratio": _num(c.ratio), "ratio_low": _num(v.ratio_low) if v else "",
+                "ratio_high": _num(v.ratio_high) if v else "",
+                "ratio_level": _num(v.ratio_level) if v else "",
+                "mips_relative": _num(c.mips_relative),
                 "verdict": v.word if v else "", "p": _num(v.p) if v else "",
+                "q": _num(v.p_adjusted) if v else "",
                 "winner": int(row.winner == i), "loser": int(row.loser == i),
                 "curve_class": c.curve_class or ""})
     return buf.getvalue()
@@ -299,7 +359,12 @@ def _num(v):
 def to_dict(cmp, references: bool = False) -> dict:
     d = {
         "format": "osmeter.comparison", "version": 1,
-        "test": sig.TEST_NAME, "alpha": cmp.alpha, "min_effect": cmp.min_effect,
+        "test": sig.T_METHOD if cmp.noise is not None else sig.RANK_METHOD,
+        "alpha": cmp.alpha, "min_effect": cmp.min_effect,
+        "verdicts": {"correction": "Benjamini-Hochberg", "tests": cmp.test_count,
+                     "shown": cmp.discoveries, "expected_false_at_most": cmp.expected_false},
+        "between_run_noise": None if cmp.noise is None else {
+            "profile": cmp.noise.name, "runs": cmp.noise.runs},
         "ratio_orientation": "speed relative to the baseline: > 1 = better",
         "runs": [{"id": r.id, "label": r.label, "name": r.name, "started": r.started,
                   "suite": r.suite, "smoke": r.smoke} for r in cmp.runs],
@@ -308,9 +373,11 @@ def to_dict(cmp, references: bool = False) -> dict:
         "metadata_equal_keys": cmp.meta_same,
         "warnings": cmp.warnings,
         "cpu_integer_mops": cmp.cpu_speed,
-        "indices": {cat: {"metrics": cmp.index_counts[cat], "per_run": v}
+        "indices": {cat: {"metrics": cmp.index_counts[cat], "per_run": v,
+                          "intervals": [_interval(ci) for ci in cmp.index_ci[cat]]}
                     for cat, v in cmp.index.items()},
         "overall_index": cmp.overall,
+        "overall_index_intervals": [_interval(ci) for ci in cmp.overall_ci],
         "rows": [],
     }
     for row in cmp.rows:
@@ -322,11 +389,16 @@ def to_dict(cmp, references: bool = False) -> dict:
             v = c.verdict
             cells.append({"run": cmp.runs[i].id, "status": c.status, "reason": c.reason,
                           "n": c.n, "median": c.median, "ci_low": c.ci_low,
-                          "ci_high": c.ci_high, "repetition_medians": c.reps,
+                          "ci_high": c.ci_high, "ci_level": c.ci_level,
+                          "ci_method": c.ci_method, "repetition_medians": c.reps,
                           "ratio": c.ratio, "mips_relative": c.mips_relative,
+                          "ratio_low": v.ratio_low if v else None,
+                          "ratio_high": v.ratio_high if v else None,
+                          "ratio_level": v.ratio_level if v else None,
                           "verdict": None if v is None else {
-                              "word": v.word, "p": v.p, "significant": v.significant,
-                              "detail": v.detail},
+                              "word": v.word, "p": v.p, "q": v.p_adjusted,
+                              "significant": v.significant, "detail": v.detail,
+                              "method": v.method},
                           "curve_class": c.curve_class})
         d["rows"].append({"category": row.category, "bench": row.bench, "metric": row.metric,
                           "x": row.x, "x_name": row.x_name, "unit": row.unit,
@@ -334,12 +406,8 @@ def to_dict(cmp, references: bool = False) -> dict:
                           "winner": cmp.runs[row.winner].id if row.winner is not None else None,
                           "loser": cmp.runs[row.loser].id if row.loser is not None else None,
                           "notes": row.notes})
-    if cmp.gate_pct is not None:
-        d["regression_gate"] = {
-            "fail_on_slower_pct": cmp.gate_pct,
-            "regressions": [{"bench": r.bench, "metric": r.metric, "x": r.x,
-                             "run": cmp.runs[i].id, "slower_pct": pct, "p": p}
-                            for r, i, pct, p in cmp.regressions]}
+    if cmp.gate is not None:
+        d["regression_gate"] = cmp.gate.to_dict()
     if references:
         d["references"] = [{
             "study": rr.ref.study, "source": rr.ref.source, "system": rr.ref.system,
@@ -356,6 +424,10 @@ def to_dict(cmp, references: bool = False) -> dict:
             "mips_stand_in": refs.STAND_IN} for mt in refs.ousterhout_tables(cmp.runs,
                                                                              cmp.cpu_speed)]
     return d
+
+
+def _interval(ci):
+    return None if ci is None else {"low": ci.low, "high": ci.high, "level": ci.level}
 
 
 def json_text(cmp, references: bool = False) -> str:

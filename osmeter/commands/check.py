@@ -1,0 +1,47 @@
+"""`osmeter check`: what on this machine makes results vary, and what to change.
+
+Advice only: nothing is changed.  Exit 0 whatever is found (it is not a gate).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+from .. import preflight
+
+
+def register(subparsers) -> None:
+    s = subparsers.add_parser(
+        "check", help="pre-flight check of this machine: what makes results vary",
+        description="Reads the CPU frequency governor, turbo/boost, SMT, ASLR, transparent "
+                    "huge pages, isolated CPUs, load, power source and hypervisor steal, and "
+                    "says what each does to results and what to change.  It never changes "
+                    "the system.")
+    s.add_argument("--json", action="store_true", help="machine-readable")
+    s.set_defaults(func=handle)
+
+
+def handle(args) -> int:
+    findings = preflight.check()
+    if args.json:
+        json.dump([f.to_dict() for f in findings], sys.stdout, indent=1)
+        print()
+        return 0
+    print("osmeter check: what on this machine makes results vary (advice only; nothing is "
+          "changed)\n")
+    width = max(len(f.topic) for f in findings)
+    for f in findings:
+        print("%-8s %-*s  %s" % (f.verdict.upper() if f.verdict != "ok" else "ok", width,
+                                 f.topic, f.state))
+        for label, text in (("effect", f.effect if f.verdict != "ok" else ""),
+                            ("change", f.change)):
+            if text:
+                print(textwrap.fill(text, 100, initial_indent=" " * 9 + label + ": ",
+                                    subsequent_indent=" " * 17))
+    advice = sum(1 for f in findings if f.verdict == preflight.ADVICE)
+    unknown = sum(1 for f in findings if f.verdict == preflight.UNKNOWN)
+    print("\n%d of %d checks give advice, %d cannot be read here.  Whatever is left, "
+          "osmeter's intervals and between-run noise (osmeter noise) show what it costs."
+          % (advice, len(findings), unknown))
+    return 0

@@ -1,0 +1,73 @@
+"""Adaptive repetitions (--until-ci PCT --max-runs N): repeat only what is still too
+wide, interleaved, within the user's bound, and say what happened."""
+import random
+
+import pytest
+
+from clirun import osmeter
+from osmeter import adaptive, coreproc, fsinfo, monitor, plan, runner, sysinfo
+from synth import fake_catalog
+
+
+@pytest.fixture
+def fake_core(monkeypatch):
+    """Benchmark "a" measures 100 ns within 0.1%; "b" scatters by 30%.  Records the order
+    in which the runner asked for repetitions."""
+    rng = random.Random(8)
+    calls = []
+
+    def invoke(bench, **kw):
+        calls.append(bench)
+        spread = 0.001 if bench == "a" else 0.3
+        return coreproc.Invocation(bench=bench, status="ok", header={"params": {}},
+                                   samples=[("latency", None, 100 * (1 + rng.gauss(0, spread)))])
+    monkeypatch.setattr(coreproc, "invoke", invoke)
+    monkeypatch.setattr(coreproc, "core_version", lambda: {})
+    monkeypatch.setattr(sysinfo, "collect", lambda build: {"hostname": "sim"})
+    monkeypatch.setattr(fsinfo, "describe", lambda path: {})
+    monkeypatch.setattr(monitor, "before_run", lambda: {"warnings": []})
+    return calls
+
+
+def test_only_the_wide_benchmark_is_repeated_up_to_the_bound(fake_core):
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
+    opts = plan.Options(runs=6, progress=False, until_ci=2.0, max_runs=11)
+    (run,) = runner.execute(fake_catalog(), items, [plan.Variant()], opts)
+    # Six interleaved rounds of both, then "b" alone until the bound.
+    assert fake_core == ["a", "b"] * 6 + ["b"] * 5
+    a = next(r for r in run.results if r.bench == "a")
+    b = next(r for r in run.results if r.bench == "b")
+    assert a.summary["repetitions"] == 6 and b.summary["repetitions"] == 11
+    assert a.extra["until_ci"]["reached"] and a.extra["until_ci"]["half_width_pct"] < 2
+    assert not b.extra["until_ci"]["reached"] and b.extra["until_ci"]["repetitions"] == 11
+    lines = adaptive.summary_lines(run)
+    assert lines[0].startswith("--until-ci 2%: 1 of 2 benchmark(s) reached")
+    assert "not reached after 11 repetitions (--max-runs): b (+-" in lines[1]
+
+
+def test_without_until_ci_nothing_changes(fake_core):
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
+    (run,) = runner.execute(fake_catalog(), items, [plan.Variant()],
+                            plan.Options(runs=3, progress=False))
+    assert fake_core == ["a", "b"] * 3
+    assert all("until_ci" not in r.extra for r in run.results)
+
+
+def test_half_width_needs_a_95_percent_interval():
+    assert adaptive.half_width({"median": 10, "ci_low": 9, "ci_high": 12, "ci_level": 0.96,
+                                "ci_method": "order statistics"}) == pytest.approx(0.2)
+    assert adaptive.half_width({"median": 10, "ci_low": 9.9, "ci_high": 10.1,
+                                "ci_level": 0.9375, "ci_method": "order statistics"}) is None
+
+
+def test_until_ci_end_to_end_and_its_bad_input(tmp_path):
+    db = tmp_path / "db.sqlite"
+    r = osmeter("run", "syscall.getppid", "--smoke", "--until-ci", "100000", "--max-runs", "8",
+                "--quiet", db=db, check=0)
+    assert "1 of 1 benchmark(s) reached" in r.stdout and "(6 repetitions)" in r.stdout
+    for args, words in ((["--until-ci", "5"], "needs --max-runs"),
+                        (["--max-runs", "9"], "needs --until-ci"),
+                        (["--until-ci", "5", "--max-runs", "4"], "at least 6"),
+                        (["--until-ci", "0", "--max-runs", "9"], "positive")):
+        r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -1,0 +1,101 @@
+"""Between-run noise: the estimate, the profile's storage and the commands."""
+import json
+import math
+import random
+
+import pytest
+
+from osmeter import cli, compare, noise
+from osmeter.model import Result, Run, Sample
+from osmeter.store import Store
+
+
+def runs_of_one_system(n_runs, rng, tau, sigma=0.01, reps=5, rows=4):
+    """Runs whose per-row level moves by log-normal tau from run to run."""
+    out = []
+    for i in range(n_runs):
+        results = []
+        for k in range(rows):
+            level = 1000.0 * (k + 1) * math.exp(rng.gauss(0, tau))
+            samples = [Sample(r, None, level * math.exp(rng.gauss(0, sigma)))
+                       for r in range(reps)]
+            results.append(Result(bench="syscall.r%d" % k, metric="latency", unit="ns",
+                                  better="lower", shape="point", samples=samples,
+                                  params={"samples": "1"}, summary={}))
+        out.append(Run(id="n%02d" % i, label="quiet", started="2026-11-23T00:%02d:00Z" % i,
+                       status="complete", sysinfo={"hostname": "sim"}, results=results))
+    return out
+
+
+def test_estimate_recovers_the_between_run_spread():
+    rng = random.Random(3)
+    p = noise.estimate(runs_of_one_system(40, rng, tau=0.05), "quiet")
+    taus = [math.sqrt(c.tau2) for k, c in p.components.items() if k.startswith("row:")]
+    assert all(0.035 < t < 0.07 for t in taus), taus
+    assert p.components["index:syscall"].metrics == [
+        "syscall.r%d|latency" % k for k in range(4)]
+    # Runs that differ only by their repetitions: between-run part near zero.
+    p = noise.estimate(runs_of_one_system(40, rng, tau=0.0), "still")
+    assert all(math.sqrt(c.tau2) < 0.006 for c in p.components.values())
+    b = p.row("syscall.r0", "latency", None, {"samples": "9"})     # timing params ignored
+    assert b is not None and b.df == 39
+    assert p.row("syscall.r0", "latency", None, {"size": "64"}) is None
+
+
+def test_profile_round_trip_and_bad_input():
+    p = noise.estimate(runs_of_one_system(3, random.Random(1), 0.02), "q")
+    again = noise.Profile.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert again.to_dict() == p.to_dict()
+    with pytest.raises(noise.NoiseError, match="not an osmeter noise profile"):
+        noise.Profile.from_dict({"format": "osmeter.run"})
+    with pytest.raises(noise.NoiseError, match="malformed"):
+        noise.Profile.from_dict({"format": noise.FORMAT, "components": {"x": {}}})
+    with pytest.raises(noise.NoiseError, match="at least two runs"):
+        noise.estimate(runs_of_one_system(1, random.Random(1), 0.02), "q")
+
+
+def test_noise_command_stores_a_profile_that_compare_uses(tmp_path, capsys):
+    db = str(tmp_path / "db.sqlite")
+    store = Store(db)
+    runs = runs_of_one_system(6, random.Random(5), tau=0.04)
+    for r in runs:
+        store.save_run(r)
+    other = runs_of_one_system(1, random.Random(6), tau=0.04)[0]
+    other.id, other.label = "cand", "cand"
+    store.save_run(other)
+    store.close()
+    # A label several runs share stands for all of them.
+    assert cli.main(["--db", db, "noise", "quiet", "-o", str(tmp_path / "quiet.json")]) == 0
+    out = capsys.readouterr()
+    assert "noise profile quiet: 6 runs" in out.out and "compare A B --noise quiet" in out.err
+    assert cli.main(["--db", db, "noise", "--list"]) == 0
+    assert "quiet" in capsys.readouterr().out
+    assert cli.main(["--db", db, "noise", "--show", "quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == [r.id for r in runs]
+    for ref in ("quiet", str(tmp_path / "quiet.json")):
+        assert cli.main(["--db", db, "compare", "n00", "cand", "--noise", ref, "--json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        assert d["between_run_noise"]["profile"] == "quiet"
+        assert "Welch" in d["test"]
+    assert cli.main(["--db", db, "compare", "n00", "cand"]) == 0
+    assert "Between-run noise is not accounted for" in capsys.readouterr().out
+    # Bad input: one line, exit 2, nothing stored.
+    for argv, words in ((["noise", "n00"], "at least two runs"),
+                        (["noise", "n00", "cand"], "--name"),
+                        (["compare", "n00", "cand", "--noise", "nosuch"], "no noise profile"),
+                        (["compare", "n00", "cand", "--noise", str(tmp_path / "x.json")],
+                         "cannot read")):
+        assert cli.main(["--db", db] + argv) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+    assert [p["name"] for p in Store(db).list_noise()] == ["quiet"]
+
+
+def test_noise_of_smoke_runs_is_not_applied_to_real_runs():
+    runs = runs_of_one_system(3, random.Random(2), 0.02)
+    for r in runs:
+        r.smoke = True
+    profile = noise.estimate(runs, "smoky")
+    real = runs_of_one_system(2, random.Random(3), 0.02)
+    with pytest.raises(compare.CompareError, match="smoke"):
+        compare.compare(real, noise=profile)
