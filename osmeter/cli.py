@@ -6,23 +6,35 @@ its parser and `set_defaults(func=handle)`; what they share is commands/common.p
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
-from . import __version__, coreproc, exchange, user_command
+from . import __version__, coreproc, exchange, text, user_command
 from .catalog import CatalogError
 from .commands import (check, compare, delete, export_import, list_benchmarks, noise, report,
                        run, runs, serve, show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
 from .store import StoreError, default_db_path
 
+# Running out of file descriptors, processes or memory is the environment's doing, not a bug.
+OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
+
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
             noise, report, serve)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error told in one line (the usage is one --help away)."""
+
+    def error(self, message):
+        self.exit(2, "osmeter: error: %s; see %s --help\n"
+                  % (text.shown(message), self.prog))
+
+
 def make_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="osmeter", description="Portable operating-system "
-                                "benchmarks, after the classic OS comparison studies.")
+    p = Parser(prog="osmeter", description="Portable operating-system "
+               "benchmarks, after the classic OS comparison studies.")
     p.add_argument("--version", action="version", version="osmeter " + __version__)
     p.add_argument("--db", default=None, help="results database (default $OSMETER_DB or %s)"
                    % default_db_path())
@@ -33,6 +45,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    # A name that is not UTF-8 (or not in the terminal's encoding) is printed \xNN-escaped.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors=text.ERRORS)
     parser = make_parser()
     argv, command_words = user_command.split_argv(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
@@ -49,6 +64,13 @@ def main(argv=None) -> int:
         return fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        if e.errno not in OUT_OF_RESOURCES:
+            raise
+        return fail("%s: a limit of this process or of the system (ulimit -n, -u, -v)"
+                    % (e.strerror or e), 1)
+    except MemoryError:
+        return fail("out of memory: a limit of this process or of the system (ulimit -v)", 1)
 
 
 if __name__ == "__main__":

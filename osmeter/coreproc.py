@@ -16,7 +16,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import text
+
 PACKAGE_DIR = Path(__file__).resolve().parent
+# The core echoes paths and arguments, which need not be UTF-8: their bytes are kept
+# through JSON parsing (surrogateescape) and then shown as \xNN (text.shown).
+DECODE = {"encoding": "utf-8", "errors": "surrogateescape"}
 REPO_CORE_BUILD = PACKAGE_DIR.parent / "core" / "build"
 
 
@@ -42,18 +47,26 @@ def core_path() -> Path:
     return core_dir() / "osmeter-core"
 
 
+def _run_core(args: list[str]) -> subprocess.CompletedProcess:
+    """One short command of the core (version, list, check), or CoreError saying why not."""
+    try:
+        return subprocess.run(args, capture_output=True, timeout=30, **DECODE)
+    except OSError as e:    # e.g. no file descriptor or process left (rlimits)
+        raise CoreError("cannot run osmeter-core: %s" % (e.strerror or e)) from None
+    except subprocess.TimeoutExpired:
+        raise CoreError("osmeter-core %s did not answer within 30 s" % args[1]) from None
+
+
 def core_version() -> dict:
-    out = subprocess.run([str(core_path()), "version"], capture_output=True, text=True,
-                         timeout=30)
+    out = _run_core([str(core_path()), "version"])
     if out.returncode != 0:
         raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
-    return json.loads(out.stdout)
+    return text.shown(json.loads(out.stdout))
 
 
 def list_benchmarks() -> list[dict]:
     """Every benchmark the core knows, as the dicts of `osmeter-core list`."""
-    out = subprocess.run([str(core_path()), "list"], capture_output=True, text=True,
-                         timeout=30)
+    out = _run_core([str(core_path()), "list"])
     if out.returncode != 0:
         raise CoreError("osmeter-core list failed: %s" % out.stderr.strip())
     benches = []
@@ -68,10 +81,10 @@ def check(bench: str, params: dict) -> str | None:
     """Ask the core whether `bench` accepts these parameters (`osmeter-core check`):
     None, or its one-line reason why not."""
     args = [str(core_path()), "check", bench] + ["%s=%s" % kv for kv in params.items()]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    out = _run_core(args)
     if out.returncode == 0:
         return None
-    err = out.stderr.strip()
+    err = text.shown(out.stderr.strip())
     return (err.splitlines()[-1] if err else "invalid").replace("osmeter-core: ", "")
 
 
@@ -100,7 +113,7 @@ def parse_lines(bench: str, lines) -> Invocation:
         if not raw:
             continue
         try:
-            obj = json.loads(raw)
+            obj = text.shown(json.loads(raw))
         except json.JSONDecodeError:
             inv.status, inv.reason = "failed", "core printed a line that is not JSON: %r" % raw[:200]
             return inv
@@ -167,17 +180,22 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
         args.append("--preset=" + preset)
     args += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
     scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=scratch_parent)
-    watch_r, watch_w = os.pipe()
+    try:
+        watch_r, watch_w = os.pipe()
+    except OSError as e:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return _not_started(bench, e)
     run_env = dict(os.environ, OSMETER_SCRATCH=scratch, OSMETER_PARENT_FD=str(watch_r))
     if env:
         run_env.update(env)
     try:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=run_env, start_new_session=True,
-                                pass_fds=(watch_r,))
-    except BaseException:
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **DECODE,
+                                env=run_env, start_new_session=True, pass_fds=(watch_r,))
+    except BaseException as e:
         os.close(watch_w)
         shutil.rmtree(scratch, ignore_errors=True)
+        if isinstance(e, OSError):
+            return _not_started(bench, e)
         raise
     finally:
         os.close(watch_r)
@@ -189,7 +207,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
             out, err = proc.communicate()
             inv = parse_lines(bench, out.splitlines())
             inv.status, inv.reason = "failed", "timed out after %.0f s" % timeout
-            inv.stderr = err
+            inv.stderr = text.shown(err)
             _remove_private_dirs(inv, params or {})
             return inv
     except BaseException:
@@ -205,7 +223,7 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
         os.close(watch_w)
         shutil.rmtree(scratch, ignore_errors=True)
     inv = parse_lines(bench, out.splitlines())
-    inv.returncode, inv.stderr = proc.returncode, err
+    inv.returncode, inv.stderr = proc.returncode, text.shown(err)
     _remove_private_dirs(inv, params or {})
     if proc.returncode not in (0,) and inv.status == "ok":
         inv.status, inv.reason = "failed", "core exited with status %d" % proc.returncode
@@ -214,16 +232,25 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     return inv
 
 
+def _not_started(bench: str, e: OSError) -> Invocation:
+    """No descriptor or process left (rlimits): a failed repetition, not a lost run."""
+    return Invocation(bench=bench, reason="cannot start osmeter-core: %s" % (e.strerror or e))
+
+
 def _remove_private_dirs(inv: Invocation, params: dict) -> None:
     """A core killed with SIGKILL cannot remove the private directory it made inside a
     user-named dir= (it says where in its "directory" note); remove it for it."""
     if not params.get("dir"):
         return
-    parent = os.path.realpath(params["dir"])
+    parent = params["dir"]
     noted = inv.notes.get("directory")
     for d in noted if isinstance(noted, list) else [noted]:
-        if (d and os.path.basename(d).startswith("osmeter-") and os.path.isdir(d)
-                and os.path.dirname(os.path.realpath(d)) == parent):
+        # The note is text (text.shown) naming a directory the core made inside parent.
+        if not d or os.path.dirname(d).rstrip("/") != text.shown(parent).rstrip("/"):
+            continue
+        d = os.path.join(parent, os.path.basename(d))
+        if (os.path.basename(d).startswith("osmeter-") and os.path.isdir(d)
+                and not os.path.islink(d)):
             shutil.rmtree(d, ignore_errors=True)
 
 

@@ -234,7 +234,7 @@ def load(ref: str, db) -> Profile:
             raise NoiseError("noise profile %s is not JSON (%s)" % (ref, e))
         return Profile.from_dict(doc)
     from .store import Store
-    doc = Store(db).load_noise(ref)
+    doc = Store(db, readonly=True).load_noise(ref)
     if doc is None:
         raise NoiseError("no noise profile '%s' (osmeter noise --list shows them; record "
                          "one with osmeter noise RUN RUN RUN ... --name %s)" % (ref, ref))

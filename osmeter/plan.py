@@ -13,7 +13,7 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 
-from . import coreproc, fsinfo
+from . import address, coreproc, fsinfo, text
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
 
 
@@ -116,12 +116,16 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
             problem = fsinfo.check_dir(d)
             if problem:
                 raise PlanError(problem)
-            path = os.path.abspath(d)
-            out.append(Variant(name="dir=" + path, params={"dir": path},
-                               facts={"dir": path, "filesystem": fsinfo.describe(path)}))
+            path = os.path.abspath(d)   # passed to the core as it is; recorded as text
+            out.append(Variant(name="dir=" + text.shown(path), params={"dir": path},
+                               facts=text.shown({"dir": path,
+                                                 "filesystem": fsinfo.describe(path)})))
         if not any(catalog.declares(i, "dir") for i in ids):
             raise PlanError("--dir given, but none of the selected benchmarks uses a directory")
-    if peer:
+    if peer is not None:
+        problem = address.problem(peer)
+        if problem:
+            raise PlanError("--peer %s: %s" % (text.shown(peer), problem))
         if not any(catalog.declares(i, "peer") for i in ids):
             raise PlanError("--peer given, but none of the selected benchmarks uses a peer")
         for v in out:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from . import plan, user_command
 from .catalog import PRESETS, Catalog, CatalogError
 
+MAX_BYTES = 1 << 20     # read no more (a suite file named /dev/zero ends here)
 SUITE_KEYS = {"label": str, "runs": int, "preset": str}
 BENCH_KEYS = {"id": str, "params": dict, "preset": str}
 COMMAND_KEYS = {"name": str, "run": (list, str), "shell": bool, "setup": str, "cleanup": str,
@@ -138,9 +139,12 @@ def load(path: str, catalog: Catalog, smoke: bool = False) -> SuiteFile:
     """Read and check a suite file; every parameter is validated by the core."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_BYTES + 1)
     except OSError as e:
         raise SuiteFileError("cannot read suite file %s: %s" % (path, e.strerror))
+    if len(raw) > MAX_BYTES:
+        raise SuiteFileError("%s: larger than %d MB; a suite file is a short list of "
+                             "benchmarks" % (path, MAX_BYTES >> 20))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -149,6 +153,9 @@ def load(path: str, catalog: Catalog, smoke: bool = False) -> SuiteFile:
     toml = _toml()
     try:
         doc = toml.loads(text)
+    except RecursionError:
+        raise SuiteFileError("%s: invalid TOML: arrays or tables nested too deeply" % path) \
+            from None
     except toml.TOMLDecodeError as e:
         msg = str(e)
         # tomllib and older tomli put the place in the message; tomli >= 2.1 also has

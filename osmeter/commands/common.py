@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import exchange
+from .. import exchange, text
 from ..model import Run
 from ..store import Store
 
@@ -16,13 +16,14 @@ class UsageError(Exception):
 
 
 def fail(msg: str, code: int = 2) -> int:
-    print("osmeter: error: %s" % msg, file=sys.stderr)
+    print("osmeter: error: %s" % text.shown(msg), file=sys.stderr)
     return code
 
 
-def open_store(args) -> Store:
-    """The results store named by --db (default $OSMETER_DB or the user's data dir)."""
-    return Store(args.db)
+def open_store(args, readonly: bool = False) -> Store:
+    """The results store named by --db (default $OSMETER_DB or the user's data dir);
+    commands that only read open it read-only."""
+    return Store(args.db, readonly=readonly)
 
 
 def load_run_ref(ref: str, db) -> Run:
@@ -30,7 +31,30 @@ def load_run_ref(ref: str, db) -> Run:
     if os.path.sep in ref or ref.endswith(".json"):
         if os.path.exists(ref):
             return exchange.read_run_file(ref)
-    return Store(db).load_run(ref)
+    return Store(db, readonly=True).load_run(ref)
+
+
+SECRET_MAX_BYTES = 4096     # a shared secret is one line; /dev/zero is not one
+
+
+def read_secret_file(path: str, option: str) -> str:
+    """The shared secret in a file (its first SECRET_MAX_BYTES, stripped), or UsageError."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(SECRET_MAX_BYTES + 1)
+    except OSError as e:
+        raise UsageError("cannot read %s %s: %s" % (option, path, e.strerror or e)) from None
+    if len(raw) > SECRET_MAX_BYTES:
+        raise UsageError("%s %s is longer than %d bytes: a shared secret is one line"
+                         % (option, path, SECRET_MAX_BYTES))
+    try:
+        secret = raw.decode("utf-8").strip()
+    except UnicodeDecodeError as e:
+        raise UsageError("%s %s is not UTF-8 text (byte %d)" % (option, path, e.start)) \
+            from None
+    if "\0" in secret:
+        raise UsageError("%s %s contains a NUL byte" % (option, path))
+    return secret
 
 
 def load_runs(refs: list[str], baseline: str | None, db) -> tuple[list, int]:

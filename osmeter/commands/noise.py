@@ -45,7 +45,7 @@ def expand(refs: list[str], store) -> list[str]:
 
 
 def handle(args) -> int:
-    store = open_store(args)
+    store = open_store(args, readonly=args.list or args.show is not None)
     if args.list:
         if args.runs or args.show:
             return fail("--list takes no runs")

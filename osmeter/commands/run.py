@@ -1,15 +1,21 @@
 """`osmeter run`: build the plan from the arguments, run it, store and show the results."""
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import adaptive, display, exchange, plan, runner, stats, suitefile, user_command
+from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, suitefile, text,
+                user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
-from .common import EXIT_INTERRUPTED, UsageError, open_store
+from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
+
+
+EXIT_NOT_STORED = 1     # measured, but the store did not take it (kept in a file)
 
 
 def register(subparsers) -> None:
@@ -42,13 +48,24 @@ def register(subparsers) -> None:
                    "'osmeter serve' on another host")
     s.add_argument("--peer-secret-file", metavar="FILE", help="the peer's shared secret "
                    "(default: $OSMETER_PEER_SECRET)")
-    s.add_argument("--timeout", type=float, default=900.0,
+    s.add_argument("--timeout", type=seconds, default=900.0,
                    help="seconds one repetition may take before it is killed (default 900)")
     s.add_argument("--quiet", action="store_true", help="no progress display")
     s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
                    "named in a TOML suite file (docs/suite-files.md)")
     user_command.add_arguments(s)
     s.set_defaults(func=handle)
+
+
+def seconds(word: str) -> float:
+    """A time limit: a finite number of seconds above 0 (argparse type)."""
+    try:
+        value = float(word)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError("%r is not a number of seconds above 0" % word)
+    return value
 
 
 def build_plan(args, catalog: Catalog):
@@ -80,22 +97,18 @@ def handle(args) -> int:
     if runs < 1:
         raise UsageError("--runs must be at least 1")
     check_adaptive(args, runs)
+    env = {}
+    secret_file = getattr(args, "peer_secret_file", None)
+    if secret_file:
+        env["OSMETER_PEER_SECRET"] = read_secret_file(secret_file, "--peer-secret-file")
     store = open_store(args)
     store.check_writable()
     if args.json:
         parent = os.path.dirname(os.path.abspath(args.json))
         if not os.access(parent, os.W_OK):
             raise UsageError("cannot write --json %s: directory not writable" % args.json)
-    env = {}
-    secret_file = getattr(args, "peer_secret_file", None)
-    if secret_file:
-        try:
-            with open(secret_file) as f:
-                env["OSMETER_PEER_SECRET"] = f.read().strip()
-        except OSError as e:
-            raise UsageError("cannot read --peer-secret-file %s: %s" % (secret_file, e.strerror))
     timeout = user_command.repetition_timeout(catalog, items, args.timeout)
-    opts = plan.Options(runs=runs, label=args.label, suite=suite, smoke=args.smoke,
+    opts = plan.Options(runs=runs, label=text.shown(args.label), suite=suite, smoke=args.smoke,
                         timeout=timeout, env=env, progress=not args.quiet,
                         command=command_line(), until_ci=args.until_ci,
                         max_runs=args.max_runs)
@@ -104,9 +117,13 @@ def handle(args) -> int:
              if args.until_ci else runs,
              " x %d variants" % len(variants) if len(variants) > 1 else "", store.path),
           file=sys.stderr)
+    kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
-        done = runner.execute(catalog, items, variants, opts, store=store)
+        done = runner.execute(catalog, items, variants, opts, store=kept)
     except runner.Interrupted:
+        if kept.problems:
+            print("osmeter: interrupted", file=sys.stderr)
+            return not_stored(kept, EXIT_INTERRUPTED)
         print("osmeter: interrupted; what was measured is stored as an interrupted run "
               "(osmeter runs)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -125,14 +142,23 @@ def handle(args) -> int:
                 path = "%s-%d%s" % (root, i + 1, ext or ".json")
             exchange.write_run_file(run, path)
             print("results file: %s" % path)
-    names = ", ".join(r.id for r in done)
-    print("stored as run %s in %s" % (names, store.path))
+    if kept.stored:
+        print("stored as run %s in %s" % (", ".join(kept.stored), store.path))
     if args.report:
         write_report(done, args.report)
+    if kept.problems:
+        return not_stored(kept, EXIT_NOT_STORED)
     if failed:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
         return 1
     return 0
+
+
+def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
+    """One line for each run the store did not take: why, and where it is kept."""
+    for problem in kept.problems:
+        fail(problem, code)
+    return code
 
 
 def check_adaptive(args, runs: int) -> None:
@@ -165,4 +191,4 @@ def write_report(runs, path: str) -> None:
 
 def command_line() -> str:
     """The command as typed, recorded with the run."""
-    return " ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:])
+    return text.shown(" ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:]))

@@ -15,7 +15,7 @@ def register(subparsers) -> None:
 
 
 def handle(args) -> int:
-    store = open_store(args)
+    store = open_store(args, readonly=True)
     runs = store.list_runs()
     if args.json:
         json.dump(runs, sys.stdout, indent=1)

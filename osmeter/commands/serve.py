@@ -7,15 +7,18 @@ would show it) and stops it cleanly on Ctrl-C.
 """
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import signal
 import subprocess
-import sys
 
-from .. import coreproc
+from .. import address, coreproc
+from .common import UsageError, fail, read_secret_file
 
 SECRET_ENV = "OSMETER_PEER_SECRET"
 DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/peer.h
+MAX_SESSION_SECONDS = 86400     # the core's bound on --max-seconds
 
 
 def register(subparsers) -> None:
@@ -26,39 +29,59 @@ def register(subparsers) -> None:
                     "crosses the wire).  One client at a time; each session is limited in "
                     "time and bytes.")
     p.add_argument("--listen", default="127.0.0.1:%d" % DEFAULT_PORT, metavar="ADDR:PORT",
+                   type=listen_address,
                    help="address to listen on (default 127.0.0.1:%d; [::]:PORT for IPv6 "
                         "and IPv4; port 0 picks a free one)" % DEFAULT_PORT)
     p.add_argument("--secret-file", metavar="FILE",
                    help="file holding the shared secret (default: $%s)" % SECRET_ENV)
-    p.add_argument("--max-seconds", type=int, metavar="N",
+    p.add_argument("--max-seconds", type=session_seconds, metavar="N",
                    help="longest session, seconds (default 300)")
-    p.add_argument("--max-bytes", metavar="N",
+    p.add_argument("--max-bytes", type=byte_size, metavar="N",
                    help="most data one session may move, e.g. 4g (default 4g)")
     p.set_defaults(func=handle)
 
 
+# The checks of the core's own (core/peer.c), made here so that a mistake is one line.
+
+def listen_address(spec: str) -> str:
+    why = address.problem(spec, lowest_port=0)
+    if why:
+        raise argparse.ArgumentTypeError(why)
+    return spec
+
+
+def session_seconds(word: str) -> int:
+    if not (word.isascii() and word.isdigit() and 1 <= int(word) <= MAX_SESSION_SECONDS):
+        raise argparse.ArgumentTypeError("'%s' is not a whole number of seconds from 1 to %d"
+                                         % (word, MAX_SESSION_SECONDS))
+    return int(word)
+
+
+def byte_size(word: str) -> str:
+    m = re.fullmatch(r"([0-9]{1,18})([kKmMgG]?)", word)
+    if not m or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError("'%s' is not a size in bytes such as 500m or 4g" % word)
+    return word
+
+
 def _secret(args) -> str | None:
     if args.secret_file:
-        with open(args.secret_file, encoding="utf-8") as f:
-            return f.read().strip()
+        return read_secret_file(args.secret_file, "--secret-file")
     return os.environ.get(SECRET_ENV)
 
 
 def handle(args) -> int:
     try:
         secret = _secret(args)
-    except OSError as e:
-        print("osmeter serve: cannot read the secret file: %s" % e, file=sys.stderr)
-        return 2
+    except UsageError as e:
+        return fail(str(e))
     if not secret or len(secret) < 8:
-        print("osmeter serve: a shared secret of at least 8 characters is needed "
-              "(--secret-file FILE or $%s)" % SECRET_ENV, file=sys.stderr)
-        return 2
+        return fail("osmeter serve needs a shared secret of at least 8 characters "
+                    "(--secret-file FILE or $%s)" % SECRET_ENV)
     try:
         cmd = [str(coreproc.core_path()), "serve", "--listen", args.listen]
     except coreproc.CoreError as e:
-        print("osmeter serve: %s" % e, file=sys.stderr)
-        return 2
+        return fail(str(e))
     if args.max_seconds is not None:
         cmd += ["--max-seconds", str(args.max_seconds)]
     if args.max_bytes is not None:
@@ -73,10 +96,13 @@ def handle(args) -> int:
     finally:
         os.close(watch_r)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.getsignal(signal.SIGINT)
     try:
         return proc.wait()
     except (KeyboardInterrupt, _Stop):
         # Ctrl-C reached the core too (same process group); SIGTERM/SIGHUP only us.
+        for sig in previous:    # a second signal (timeout(1) sends two) must not cut this short
+            signal.signal(sig, signal.SIG_IGN)
         return _stop(proc)
     finally:
         if proc.poll() is None:

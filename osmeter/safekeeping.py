@@ -1,0 +1,64 @@
+"""A measured run is never lost: when the store cannot take it (a full disk, a damaged
+database, ...), it is written as a results file in exchange.py's format beside the store,
+else in the current directory, else in $TMPDIR, and the one-line message says where and
+why; `osmeter import FILE` stores it later.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+from . import exchange
+from .model import Run
+from .store import Store, StoreError
+
+
+class SafeStore:
+    """The store as the runner uses it (save_run), keeping in a file what the store
+    refuses.  Afterwards `stored` lists the runs stored and `problems` one line per run
+    that was not (where it is kept, or why it could not be)."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.path = store.path
+        self.stored: list[str] = []
+        self.problems: list[str] = []
+
+    def save_run(self, run: Run) -> None:
+        try:
+            self.store.save_run(run)
+        except StoreError as e:
+            self.problems.append(keep(run, str(e), self.path))
+        except Exception as e:   # unforeseen (a bug): still, the measurements are kept
+            self.problems.append(keep(run, "could not store run %s in %s (%s: %s)" % (
+                run.id, self.path, type(e).__name__, e), self.path))
+        else:
+            self.stored.append(run.id)
+
+
+def keep(run: Run, why: str, db_path) -> str:
+    """Write the run as a results file in the first place that takes it; the one line
+    that tells the user why it was not stored and where it is."""
+    name = "osmeter-run-%s.json" % run.id
+    refused = []
+    for directory in _places(db_path):
+        path = os.path.join(directory, name)
+        try:
+            exchange.write_run_file(run, path)
+        except exchange.ExchangeError as e:
+            refused.append(str(e))
+            continue
+        return "%s; the run is kept in %s ('osmeter import %s' stores it)" % (why, path, path)
+    return "%s; and it could not be written to a file either (%s): the run is lost" \
+        % (why, "; ".join(refused))
+
+
+def _places(db_path) -> list[str]:
+    """Beside the store, the current directory, $TMPDIR: each once, in that order."""
+    places = [os.path.dirname(os.path.abspath(db_path))]
+    try:
+        places.append(os.getcwd())
+    except OSError:
+        pass    # the current directory was removed
+    places.append(tempfile.gettempdir())
+    return [d for i, d in enumerate(places) if d not in places[:i]]
