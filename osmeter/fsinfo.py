@@ -1,7 +1,8 @@
 """What file system a directory is on, and whether a benchmark may work in it.
 
 `describe(path)` is recorded with every run that names a directory (`--dir`): the file
-system type, its mount point and options, the device behind it and the space on it.
+system type, its mount point and options, the device behind it, the space on it, and
+whether its data lives on another machine (`remote`: NFS, SMB, sshfs, ...).
 On Linux it reads /proc/self/mountinfo; elsewhere (BSD, macOS) it parses `df -P` and
 `mount`.  `check_dir(path, need_bytes)` is what the front-end asks before a run starts;
 the core makes the same checks itself before it creates anything.
@@ -12,6 +13,18 @@ import os
 import re
 import subprocess
 import sys
+
+
+# File-system types whose data lives on another machine: mount-table names, and the names
+# the core notes (from statfs magic numbers, where every FUSE file system is "fuse").
+NETWORK_FS = {"nfs", "nfs4", "cifs", "smb2", "smb3", "smbfs", "9p", "ceph", "afs",
+              "glusterfs", "lustre", "davfs", "fuse", "fuse.sshfs", "sshfs",
+              "fuse.glusterfs", "fuse.rclone", "fuse.s3fs"}
+
+
+def is_remote(fs_type: str | None) -> bool:
+    """Whether a file system of this type keeps its data on another machine."""
+    return fs_type in NETWORK_FS
 
 
 def _unescape(s: str) -> str:
@@ -155,6 +168,7 @@ def describe(path: str) -> dict:
         pass
     for key in ("fs_type", "mount_point", "mount_options", "device"):
         info.setdefault(key, None)
+    info["remote"] = is_remote(info["fs_type"])
     return info
 
 
@@ -178,9 +192,3 @@ def check_dir(path: str, need_bytes: int = 0) -> str | None:
     if need > free:
         return "%s: needs %.1f MB free, has %.1f MB" % (path, need / 2 ** 20, free / 2 ** 20)
     return None
-
-
-def remote_penalty_pct(t_local: float, t_remote: float) -> float:
-    """Ousterhout's remote penalty (O90 Table 8): the percentage slow-down of the
-    Modified Andrew Benchmark with a remote disk, 100 * (T_remote - T_local) / T_local."""
-    return 100.0 * (t_remote - t_local) / t_local

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import compare as cmpmod
+from .. import studies
 from .common import fail, load_runs
 
 TITLE = "osmeter report"
@@ -25,19 +26,24 @@ def register(subparsers) -> None:
                    "(needs rsvg-convert)")
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
+    s.add_argument("--study", action="append", choices=studies.IDS, metavar="ID",
+                   help="add a study laid out in the paper's order with the runs beside it "
+                   "(%s; repeatable)" % ", ".join(studies.IDS))
     s.add_argument("--title", default=TITLE, help="page title")
     s.set_defaults(func=handle)
 
 
 def write(runs: list, path: str, baseline: int = 0, references: bool = False,
-          figures_dir: str | None = None, png: bool = False, title: str = TITLE) -> list:
+          figures_dir: str | None = None, png: bool = False, title: str = TITLE,
+          study_ids: list = ()) -> list:
     """Compare the runs and write the HTML report (and the figures); the figures' names.
 
     Raises CompareError for runs that cannot be compared, OSError and RasterError when
     something cannot be written.  Also used by `osmeter run --report`."""
     from ..report import html
     cmp = cmpmod.compare(runs, baseline)
-    figures = html.write(cmp, path, references, figures_dir, title)
+    views = [studies.build(i, cmp) for i in study_ids]
+    figures = html.write(cmp, path, references, figures_dir, title, views)
     if png:
         html.svgs_to_png(figures_dir, figures)
     return figures
@@ -50,7 +56,7 @@ def handle(args) -> int:
     runs, base = load_runs(args.runs or ["latest"], args.baseline, args.db)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
-                        args.title)
+                        args.title, args.study or [])
     except cmpmod.CompareError as e:
         return fail(str(e))
     except OSError as e:
