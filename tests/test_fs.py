@@ -309,6 +309,29 @@ def test_bsd_and_macos_df_and_mount_parsing():
         "fs_type": "ext4", "mount_options": "rw,relatime"}
 
 
+def test_mount_points_with_spaces_and_freebsd_fuse():
+    df = ("Filesystem   512-blocks   Used Available Capacity  Mounted on\n"
+          "/dev/disk4s1   976490576 123456 976367120     1%    /Volumes/My Disk\n")
+    assert fsinfo._parse_df(df) == {"device": "/dev/disk4s1", "mount_point": "/Volumes/My Disk"}
+    df = ("Filesystem 512-blocks Used Available Capacity Mounted on\n"
+          "map auto_home 0 0 0 100% /System/Volumes/Data/home\n")
+    assert fsinfo._parse_df(df) == {"device": "map auto_home",
+                                    "mount_point": "/System/Volumes/Data/home"}
+    mount = ("/dev/disk4s1 on /Volumes/My Disk (apfs, local, nodev, nosuid, journaled)\n"
+             "/dev/disk5s1 on /Volumes/My (apfs, local)\n"
+             "alice@10.0.0.2:/srv on /mnt/remote (fusefs.sshfs, nosuid, synchronous, "
+             "mounted by alice)\n"
+             "/dev/sdb1 on /media/usb stick type vfat (rw,nosuid)\n")
+    assert fsinfo._parse_mount(mount, "/Volumes/My Disk") == {
+        "fs_type": "apfs", "mount_options": "local,nodev,nosuid,journaled"}
+    assert fsinfo._parse_mount(mount, "/Volumes/My") == {"fs_type": "apfs",
+                                                         "mount_options": "local"}
+    assert fsinfo._parse_mount(mount, "/mnt/remote") == {
+        "fs_type": "fusefs.sshfs", "mount_options": "nosuid,synchronous,mounted by alice"}
+    assert fsinfo._parse_mount(mount, "/media/usb stick") == {"fs_type": "vfat",
+                                                              "mount_options": "rw,nosuid"}
+
+
 def test_describe_agrees_with_df_and_mount(tmp_path):
     linux = fsinfo.describe(str(tmp_path))
     portable = fsinfo._portable(os.path.realpath(tmp_path))
