@@ -105,24 +105,35 @@ def _linux(path: str) -> dict | None:
     return info
 
 
+_DF_LINE = re.compile(r"^(?P<device>.+?)\s+\d+\s+\d+\s+-?\d+\s+(?:\d+%|-)\s+(?P<mount>/.*)$")
+
+
 def _parse_df(text: str) -> dict:
-    """`df -P PATH`: the device and mount point (device names may contain spaces; the
-    last five columns never do)."""
+    """`df -P PATH`: the device and mount point.  Both may contain spaces ("map
+    auto_home", "/Volumes/My Disk"); the four number columns between them never do."""
     lines = text.splitlines()
-    parts = lines[1].rsplit(None, 5) if len(lines) >= 2 else []
-    return {"device": parts[0], "mount_point": parts[5]} if len(parts) == 6 else {}
+    m = _DF_LINE.match(lines[1]) if len(lines) >= 2 else None
+    return {"device": m.group("device"), "mount_point": m.group("mount")} if m else {}
 
 
 def _parse_mount(text: str, mount_point: str) -> dict:
     """`mount`: the type and options of mount_point.  Linux prints
-    "dev on /mnt type ext4 (rw,relatime)", the BSDs and macOS "dev on /mnt (ufs, local)"."""
+    "dev on /mnt type ext4 (rw,relatime)", the BSDs and macOS "dev on /mnt (ufs, local)"
+    (FreeBSD's FUSE mounts: "fusefs.sshfs").  The mount point is matched whole, so
+    that one with spaces in it is found."""
     info: dict = {}
+    linux, bsd = " on %s type " % mount_point, " on %s (" % mount_point
     for line in text.splitlines():
-        m = (re.match(r"^(.*) on (.*) type (\S+) \((.*)\)$", line)
-             or re.match(r"^(.*) on (.*) \((\w+)(?:, (.*))?\)$", line))
-        if m and m.group(2) == mount_point:   # the last one wins: it hides the others
-            info = {"fs_type": m.group(3),
-                    "mount_options": (m.group(4) or "").replace(", ", ",")}
+        if not line.endswith(")"):
+            continue
+        if linux in line:     # TYPE (OPTIONS)
+            fs_type, _, opts = line.split(linux, 1)[1][:-1].partition(" (")
+        elif bsd in line:     # TYPE, OPTION, OPTION
+            fs_type, _, opts = line.split(bsd, 1)[1][:-1].partition(", ")
+        else:
+            continue
+        # the last one wins: it hides the others
+        info = {"fs_type": fs_type, "mount_options": opts.replace(", ", ",")}
     return info
 
 

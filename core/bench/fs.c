@@ -25,13 +25,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sys/vfs.h>
+#if __has_include(<linux/fiemap.h>) /* absent without the kernel's headers (Alpine) */
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/vfs.h>
-#else
+#endif
+#elif !defined(__NetBSD__) /* the BSDs' and macOS's statfs; NetBSD has statvfs only */
 #include <sys/mount.h>
 #include <sys/param.h>
+#endif
+/* Cold caches per file need posix_fadvise (not on OpenBSD, macOS); the residency check
+ * needs mincore (not on OpenBSD). */
+#ifdef POSIX_FADV_DONTNEED
+#define HAVE_FADVISE 1
+#endif
+#ifndef __OpenBSD__
+#define HAVE_MINCORE 1
 #endif
 
 #include "../harness.h"
@@ -64,6 +74,11 @@ const char *fs_type_name(const char *path)
     static char hex[32];
     snprintf(hex, sizeof hex, "magic 0x%lx", (unsigned long)sf.f_type);
     return hex;
+#elif defined(__NetBSD__)
+    static struct statvfs sv;
+    if (statvfs(path, &sv) != 0)
+        return "unknown";
+    return sv.f_fstypename;
 #else
     static struct statfs sf;
     if (statfs(path, &sf) != 0)
@@ -189,8 +204,9 @@ static enum cache_mode cache_mode(struct om_ctx *ctx)
                                          : CACHE_FADVISE;
 }
 
-/* Can this mode work here?  Returns OM_OK or the om_skip code. */
-static int cache_check(struct om_ctx *ctx, enum cache_mode mode)
+/* Can this mode work here (uses_fadvise: the benchmark makes files cold with
+ * posix_fadvise in this mode)?  Returns OM_OK or the om_skip code. */
+static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int uses_fadvise)
 {
     if (mode == CACHE_DROP && geteuid() != 0)
         return om_skip(ctx, "cache=drop_caches needs root (use cache=fadvise)");
@@ -202,12 +218,22 @@ static int cache_check(struct om_ctx *ctx, enum cache_mode mode)
     if (mode == CACHE_DIRECT)
         return om_skip(ctx, "cache=direct: this system has no O_DIRECT");
 #endif
+#ifndef HAVE_FADVISE
+    if (uses_fadvise)
+        return om_skip(ctx, "cache=%s needs posix_fadvise(POSIX_FADV_DONTNEED) to make the "
+                            "file cold, and this system has none (cache=warm measures the "
+                            "page cache)", om_str(ctx, "cache"));
+#endif
     return OM_OK;
 }
 
 /* Percentage of the file's pages in the page cache (mincore), or -1 if unknown. */
 static double resident_pct(const char *path)
 {
+#ifndef HAVE_MINCORE
+    (void)path;
+    return -1;
+#else
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
@@ -233,6 +259,7 @@ static double resident_pct(const char *path)
     free(vec);
     munmap(map, size);
     return pct;
+#endif
 }
 
 /* Push the file's data to disk and out of the page cache; returns the percentage of its
@@ -247,10 +274,16 @@ static double drop_file_cache(enum cache_mode mode, const char *path)
             close(fd);
         return -2;
     }
+#ifdef HAVE_FADVISE
     int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#else
+    int rc = ENOSYS; /* cache_check() skips these modes here */
+#endif
     close(fd);
-    if (rc != 0)
+    if (rc != 0) {
+        errno = rc; /* posix_fadvise returns the error instead of setting errno */
         return -2;
+    }
     if (mode == CACHE_DROP) {
         sync();
         int p = open("/proc/sys/vm/drop_caches", O_WRONLY);
@@ -579,7 +612,10 @@ static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
 {
     struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
                        .fsync = strcmp(om_str(ctx, "fsync"), "yes") == 0};
-    int rc = cache_check(ctx, b.cache);
+    /* cache=direct bypasses the cache, except for the per-character reads */
+    int uses_fadvise = phase != B_WRITE && b.cache != CACHE_WARM &&
+                       (b.cache != CACHE_DIRECT || phase == B_READ);
+    int rc = cache_check(ctx, b.cache, uses_fadvise);
     if (rc)
         return rc;
     long long sizes[OM_MAX_LIST], biggest;
@@ -912,9 +948,10 @@ static int run_bonnie_warm(struct om_ctx *ctx)
 /* ---- fs.frag.*: fragmentation and contention (von Leitner) ---------------------------- */
 
 /* Number of extents of a file (FIEMAP), or -1 where unknown. */
+#if defined(__linux__) && defined(FS_IOC_FIEMAP)
+#define HAVE_FIEMAP 1
 static long file_extents(const char *path)
 {
-#if defined(__linux__) && defined(FS_IOC_FIEMAP)
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
@@ -923,11 +960,8 @@ static long file_extents(const char *path)
     long n = ioctl(fd, FS_IOC_FIEMAP, &fm) == 0 ? (long)fm.fm_mapped_extents : -1;
     close(fd);
     return n;
-#else
-    (void)path;
-    return -1;
-#endif
 }
+#endif
 
 /*
  * Write `size` bytes to each of the files in chunks.  Alone (one file, in order, one
@@ -1045,7 +1079,7 @@ static int frag_setup(struct om_ctx *ctx, int nfiles, char dir[], long long *siz
     *mode = cache_mode(ctx);
     if (*mode != CACHE_FADVISE && *mode != CACHE_DROP)
         return om_bad_param(ctx, "cache: fs.frag.* needs fadvise or drop_caches");
-    int rc = cache_check(ctx, *mode);
+    int rc = cache_check(ctx, *mode, 1);
     if (rc)
         return rc;
     *chunk = (size_t)om_int(ctx, "chunk");
@@ -1081,8 +1115,14 @@ static int run_frag_layout(struct om_ctx *ctx)
     }
     unlink(c); /* only its pieces' place between the other file's mattered */
     free(buf);
+#ifdef HAVE_FIEMAP
     om_note(ctx, "extents", "contiguous file: %ld, interleaved file: %ld (FIEMAP; -1 = unknown)",
             file_extents(a), file_extents(b));
+#elif defined(__linux__)
+    om_note(ctx, "extents", "not counted: this build has no FIEMAP (<linux/fiemap.h>)");
+#else
+    om_note(ctx, "extents", "not counted: FIEMAP is a Linux facility");
+#endif
     size_t rchunk = (size_t)om_int(ctx, "read_block");
     for (long long s = 0; s < om_int(ctx, "samples"); s++) {
         double v;
