@@ -4,9 +4,10 @@ osmeter/precision.py's KINDS and SHORTEST_ALONE_S.
 
 Runs representative benchmarks of every kind (REPRESENTATIVE below; or a suite, or the
 ids given) at the quick sizes several times with the usual 5 repetitions, in separate
-osmeter runs, and keeps for each result only the runs in which nothing disturbed it (nothing seen meanwhile could move it by 2%: other
-processes, steal above the machine's at rest, a clock change; the judgement that flags
-results disturbed, at its strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
+osmeter runs, and keeps for each result only the runs in which nothing disturbed it (others used at most 0.1 CPU over the whole run,
+and nothing seen while the result was measured could move it by 2%: other processes,
+steal above the machine's at rest, a clock change; the judgement that flags results
+disturbed, at its strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
 
   * each result's spread: its run-to-run CV pooled over those quiet runs (root mean
     square), and of these the median, the 90th percentile (the kind's `spread`, what 9
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fnmatch
 import json
 import math
 import os
@@ -43,6 +45,11 @@ from osmeter.catalog import Catalog                           # noqa: E402
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
 # that flags results disturbed, at its strictest (monitor.judge with its lowest floor).
 QUIET = monitor.MIN_EFFECT
+
+SHORTEST_ALONE_S = precision.SHORTEST_ALONE_S   # as in the code (measuring sets it to 0)
+
+# ... in a run during which other processes used at most this many CPUs on average.
+RUN_QUIET = 0.1
 
 # A few benchmarks of every kind (osmeter.precision.KINDS), at their quick sizes.
 REPRESENTATIVE = {
@@ -63,12 +70,10 @@ REPRESENTATIVE = {
 }
 
 
-def quiet(notes: dict, at_rest: dict) -> bool:
+def quiet(seen: list, at_rest: dict) -> bool:
     """Nothing seen meanwhile could move this result by 2% (its stored interference,
-    judged as osmeter judges it with the lowest floor)."""
-    seen = [p.get("benchmark_cpus") for p in notes.get("interference") or []]
-    return bool(seen) and None not in seen and \
-        not monitor.disturbances(seen, at_rest, floor=QUIET)
+    judged as osmeter judges it with the lowest floor; derived results have none)."""
+    return None not in seen and not monitor.disturbances(seen, at_rest, floor=QUIET)
 
 
 def measure(ids, suite, trials: int, runs: int, path: str | None) -> dict:
@@ -86,7 +91,10 @@ def measure(ids, suite, trials: int, runs: int, path: str | None) -> dict:
     for t in range(trials):
         load = os.getloadavg()[0]
         opts = plan.Options(runs=runs, suite=None if ids else suite, progress=False)
+        before = monitor.Snapshot.take()
         [run] = runner.execute(catalog, items, variants, opts)
+        whole = monitor.between(before, monitor.Snapshot.take())
+        others = (whole.other_cpu_s or 0.0) / whole.wall_s
         rows = []
         for r in run.results:
             s = r.summary or {}
@@ -96,21 +104,34 @@ def measure(ids, suite, trials: int, runs: int, path: str | None) -> dict:
             for smp in r.samples:
                 reps[smp.rep] = reps.get(smp.rep, 0) + 1
             once = r.shape == "point" and r.unit in precision.TIME_UNITS_S and \
-                all(n == 1 for n in reps.values())
+                all(n == 1 for n in reps.values()) and not any(
+                    fnmatch.fnmatchcase(r.bench, b) and r.metric == m
+                    for b, m in precision.NOT_ONE_TIMING)
+            seen = [p.get("benchmark_cpus") for p in r.notes.get("interference") or []]
             rows.append({"bench": r.bench, "metric": r.metric, "x": r.x, "shape": r.shape,
                          "unit": r.unit, "cv": s["cv"], "median": s["median"],
                          "repetitions": s["repetitions"], "once_per_repetition": once,
-                         "quiet": quiet(r.notes, run.environment.get("at_rest"))})
-        quiet_rows = sum(r["quiet"] for r in rows)
-        print("trial %d/%d: load %.2f before, %d results, %d quiet, steal at rest %s"
-              % (t + 1, trials, load, len(rows), quiet_rows,
-                 (run.environment.get("at_rest") or {}).get("steal")), file=sys.stderr)
-        out["trials"].append({"load_before": load, "at_rest": run.environment.get("at_rest"),
-                              "rows": rows})
+                         "seen": seen})
+        trial = {"load_before": load, "others_cpus": round(others, 3),
+                 "at_rest": run.environment.get("at_rest"), "rows": rows}
+        print("trial %d/%d: load %.2f before, others used %.2f CPUs meanwhile, %d results, "
+              "%d quiet, steal at rest %s" % (
+                  t + 1, trials, load, others, len(rows),
+                  sum(is_quiet(r, trial) for r in rows),
+                  (run.environment.get("at_rest") or {}).get("steal")), file=sys.stderr)
+        out["trials"].append(trial)
         if path:
             with open(path, "w") as f:
                 json.dump(out, f)
     return out
+
+
+def is_quiet(row: dict, trial: dict) -> bool:
+    """A result measured at rest: quiet by its own interference (judged by the code as it
+    is now) in a run during which other processes used little of the machine."""
+    if "seen" not in row:                     # measured by an earlier version of this
+        return row.get("quiet", False)
+    return trial.get("others_cpus", 0.0) <= RUN_QUIET and quiet(row["seen"], trial["at_rest"])
 
 
 def percentile(values, q: float) -> float:
@@ -125,22 +146,28 @@ def analyse(sources: list[dict]) -> None:
     for data in sources:
         for trial in data["trials"]:
             for r in trial["rows"]:
+                r["quiet"] = is_quiet(r, trial)
                 by_row.setdefault((r["bench"], r["metric"], r["x"]), []).append(r)
-        loads = [t["load_before"] for t in data["trials"]]
-        print("%s, %s: %d runs of %s with %d repetitions; load before each run %s"
-              % (data["host"], data["started"], len(data["trials"]), data["suite"] or
-                 "%d benchmarks" % len(data["ids"]), data["runs"],
-                 ", ".join("%.2f" % l for l in loads)))
+        others = ["%.2f" % t["others_cpus"] for t in data["trials"] if "others_cpus" in t]
+        print("%s, %s: %d runs of %s with %d repetitions; CPUs other processes used during "
+              "each: %s" % (data["host"], data["started"], len(data["trials"]),
+                            data["suite"] or "%d benchmarks" % len(data["ids"]), data["runs"],
+                            ", ".join(others) or "not recorded"))
     quiet_obs = sum(o["quiet"] for obs in by_row.values() for o in obs)
     print("%d results, %d of %d observations quiet" % (
         len(by_row), quiet_obs, sum(len(obs) for obs in by_row.values())))
     kinds: dict[str, list] = {}
+    alone = []
     for key, obs in by_row.items():
         calm = [o for o in obs if o["quiet"]]
         if not calm:
             continue
         first = calm[0]
-        kind = precision.kind_of(first["bench"], first["shape"])
+        kind = precision.kind_of(first["bench"], first["shape"], first["metric"])
+        if first["once_per_repetition"] and first["median"] * precision.TIME_UNITS_S[
+                first["unit"]] < SHORTEST_ALONE_S:
+            alone.append((key, calm))         # no result of its own: not in its kind
+            continue
         pooled = math.sqrt(statistics.fmean(o["cv"] ** 2 for o in calm))
         kinds.setdefault(kind.name, []).append((key, pooled, calm))
     print()
@@ -160,27 +187,29 @@ def analyse(sources: list[dict]) -> None:
         as_coded = sum(o["cv"] > precision.limit(kind, o["repetitions"]) for o in obs
                        if kind.spread > 0)
         as_measured = sum(o["cv"] > precision.limit(precision.Kind(
-            kind.name, kind.ids, p90, ""), o["repetitions"]) for o in obs)
+            kind.name, kind.ids, p90, "", kind.metrics), o["repetitions"]) for o in obs)
         print("%-24s %5d %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %10.1f%% %10.1f%%" % (
             kind.name, len(rows), len(obs), 100 * statistics.median(spreads), 100 * p90,
             100 * max(spreads), 100 * kind.spread, 100 * as_coded / len(obs),
             100 * as_measured / len(obs)))
     print()
-    print("Phases timed once per repetition (quiet runs): duration, pooled spread, kind's p90")
+    print("Timed once per repetition (quiet runs): duration, spread, spread x duration "
+          "(the jitter of one timing), its kind's p90; '-' below SHORTEST_ALONE_S = %g s"
+          % SHORTEST_ALONE_S)
     once = []
     for kind_name, rows in kinds.items():
-        for key, pooled, calm in rows:
-            if calm[0]["once_per_repetition"]:
-                seconds = statistics.median(o["median"] for o in calm) * \
-                    precision.TIME_UNITS_S[calm[0]["unit"]]
-                once.append((seconds, pooled, measured[kind_name], key))
-    for seconds, pooled, kind_p90, key in sorted(once):
-        print("  %10.6f s  %6.1f%%  (kind %4.1f%%)  %s %s" % (
-            seconds, 100 * pooled, 100 * kind_p90, key[0], key[1]))
-    worse = [s for s, p, k, _ in once if p > k]
-    if once:
-        print("Shortest duration from which on every such phase is as precise as its kind: "
-              "above %s s" % (max(worse) if worse else 0.0))
+        once += [(key, pooled, calm, kind_name) for key, pooled, calm in rows
+                 if calm[0]["once_per_repetition"]]
+    once += [(key, math.sqrt(statistics.fmean(o["cv"] ** 2 for o in calm)), calm, None)
+             for key, calm in alone]
+    for key, pooled, calm, kind_name in sorted(once, key=lambda o: o[2][0]["median"] *
+                                               precision.TIME_UNITS_S[o[2][0]["unit"]]):
+        seconds = statistics.median(o["median"] for o in calm) * \
+            precision.TIME_UNITS_S[calm[0]["unit"]]
+        print("  %s %10.6f s  %6.1f%%  %9.6f s  %s  %s %s" % (
+            "-" if kind_name is None else " ", seconds, 100 * pooled, pooled * seconds,
+            "(kind %4.1f%%)" % (100 * measured[kind_name]) if kind_name else " " * 12,
+            key[0], key[1]))
 
 
 def main() -> int:

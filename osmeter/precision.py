@@ -36,14 +36,17 @@ class Kind:
     ids: tuple            # benchmark id patterns (the first kind that matches wins)
     spread: float         # run-to-run CV that 9 in 10 of its results reach at rest
     basis: str            # what was measured (bench/precision.py)
+    metrics: tuple = ()   # only these metrics of those benchmarks (empty: every metric)
 
 
 SCATTER = "scalability curve"       # every scatter result, whatever its id
 
 # Measured on the 2-vCPU AMD EPYC VM this project is developed on (Debian 12, kernel
-# 6.18), by `python3 bench/precision.py --trials 5`: the 90th percentile over the
-# kind's results of their spread pooled over the undisturbed runs.
+# 6.18), by `python3 bench/precision.py`: the 90th percentile over the kind's results
+# of their spread pooled over the runs nothing disturbed.
 KINDS = (
+    # A program's user and system CPU time (getrusage): counted in scheduler ticks.
+    Kind("program CPU time", ("app.*", "cmd.*", "*"), 0.0, "", ("user", "system")),
     Kind("memory", ("mem.*", "fs.cache_read*"), 0.0, ""),
     Kind("system call", ("syscall.*", "lat.*", "fs.openclose", "cpu.*", "ub.syscall"), 0.0, ""),
     Kind("process creation", ("proc.*", "thread.lifecycle", "ub.spawn", "ub.execl"), 0.0, ""),
@@ -57,14 +60,19 @@ KINDS = (
 
 # A phase timed once per repetition needs at least this long for one timing to reach
 # its kind's precision (bench/precision.py: single timings at rest).
-SHORTEST_ALONE_S = 0.0
+SHORTEST_ALONE_S = 0.001
+# Metrics sampled once per repetition that are not one short timing: a per-operation
+# average over a long timed loop (thread.pingpong: a 0.26 s game divided by its
+# hand-offs), precise however small the value.
+NOT_ONE_TIMING = (("thread.pingpong*", "per_handoff"),)
 TIME_UNITS_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def kind_of(bench: str, shape: str = "point") -> Kind:
+def kind_of(bench: str, shape: str = "point", metric: str | None = None) -> Kind:
     if shape == "scatter":
         return next(k for k in KINDS if k.name == SCATTER)
-    return next(k for k in KINDS if any(fnmatchcase(bench, p) for p in k.ids))
+    return next(k for k in KINDS if any(fnmatchcase(bench, p) for p in k.ids)
+                and (not k.metrics or metric in k.metrics))
 
 
 def limit(kind: Kind, repetitions: int) -> float:
@@ -80,14 +88,15 @@ ADVICE = ("more repetitions narrow its interval (--runs 10, or --until-ci PCT --
           "disk)")
 
 
-def judge(summary: dict, bench: str, shape: str = "point") -> list[flags.Flag]:
+def judge(summary: dict, bench: str, shape: str = "point",
+          metric: str | None = None) -> list[flags.Flag]:
     """An imprecise flag when the result's spread is above what its kind reaches at rest
     (none with one repetition: there is no run-to-run spread to judge)."""
     reps = summary.get("repetitions") or 0
     cv = summary.get("cv")
     if reps < 2 or cv is None or not summary.get("n"):
         return []
-    kind = kind_of(bench, shape)
+    kind = kind_of(bench, shape, metric)
     most = limit(kind, reps)
     if cv <= most:
         return []
@@ -98,10 +107,12 @@ def judge(summary: dict, bench: str, shape: str = "point") -> list[flags.Flag]:
         ADVICE, round(cv, 4), round(most, 4))]
 
 
-def too_short_alone(samples, unit: str, shape: str) -> float | None:
+def too_short_alone(samples, unit: str, shape: str, bench: str = "",
+                    metric: str = "") -> float | None:
     """The median of a time measured once per repetition that is too short to time alone
     (in seconds), else None."""
-    if shape != "point" or unit not in TIME_UNITS_S or not samples:
+    if shape != "point" or unit not in TIME_UNITS_S or not samples or any(
+            fnmatchcase(bench, b) and metric == m for b, m in NOT_ONE_TIMING):
         return None
     per_rep: dict[int, int] = {}
     for s in samples:

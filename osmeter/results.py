@@ -74,7 +74,7 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
     for (metric, x), samples in sorted(grouped.items(),
                                        key=lambda kv: (order[kv[0][0]], kv[0][1] or 0)):
         m = metrics[metric]
-        short = precision.too_short_alone(samples, m["unit"], m["shape"])
+        short = precision.too_short_alone(samples, m["unit"], m["shape"], meta["id"], metric)
         if short is not None:
             results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
                                   better=m["better"], shape=m["shape"], x=x,
@@ -83,7 +83,8 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
                                   notes=notes, extra={"once_per_repetition_s": short}))
             continue
         summary = stats.summarize(samples)
-        found = incomplete + judge(summary, meta["id"], m["shape"], seen, cpus, at_rest)
+        found = incomplete + judge(summary, meta["id"], m["shape"], metric, seen, cpus,
+                                   at_rest)
         results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
                               better=m["better"], shape=m["shape"], x=x, x_name=m["x_name"],
                               params=params, samples=samples, summary=summary,
@@ -91,13 +92,14 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
     return results
 
 
-def judge(summary: dict, bench: str, shape: str, seen: list, cpus,
+def judge(summary: dict, bench: str, shape: str, metric: str, seen: list, cpus,
           at_rest: dict | None) -> list[flags.Flag]:
     """Disturbed where what happened meanwhile could move the result by as much as a
     verdict needs (2%, or its own spread if larger); imprecise where its spread is above
     its kind's."""
     floor = max(monitor.MIN_EFFECT, summary.get("cv") or 0.0)
-    return monitor.judge(seen, cpus, at_rest, floor) + precision.judge(summary, bench, shape)
+    return monitor.judge(seen, cpus, at_rest, floor) + precision.judge(summary, bench, shape,
+                                                                       metric)
 
 
 TOO_SHORT = "too short to time alone"

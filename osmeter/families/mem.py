@@ -276,7 +276,7 @@ def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
                 unit=first.unit, better=first.better, shape="derived",
                 params=dict(first.params), samples=samples, summary=summary,
                 warnings=[f.to_dict() for f in list(disturbed.values()) +
-                          precision.judge(summary, bench_id, "derived")],
+                          precision.judge(summary, bench_id, "derived", metric)],
                 extra=extra))
     return derived
 
