@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import compare as cmpmod
-from .common import fail, load_runs
+from .common import add_where, fail, load_runs
 
 TITLE = "osmeter report"
 
@@ -16,9 +16,11 @@ def register(subparsers) -> None:
                     "tables, bar charts with intervals, curves over size, scalability scatters.")
     s.add_argument("runs", nargs="*", metavar="RUN",
                    help="runs (id, label, 'latest' or JSON file); default: the latest run")
+    add_where(s)
     s.add_argument("-o", "--output", default="report.html", metavar="FILE",
                    help="HTML file to write (default %(default)s)")
-    s.add_argument("--baseline", metavar="RUN", help="run the others are compared with "
+    s.add_argument("--baseline", metavar="RUN|KEY=GLOB,...", help="run the others are "
+                   "compared with: a run's name or conditions like --where's joined by commas "
                    "(default: the first)")
     s.add_argument("--figures", metavar="DIR", help="also write every figure as an SVG file")
     s.add_argument("--png", action="store_true", help="with --figures: PNG copies too "
@@ -47,7 +49,8 @@ def handle(args) -> int:
     from ..report import html
     if args.png and not args.figures:
         return fail("--png goes with --figures DIR")
-    runs, base = load_runs(args.runs or ["latest"], args.baseline, args.db)
+    named = args.runs or ([] if args.where else ["latest"])
+    runs, base = load_runs(named, args.baseline, args.db, args.where)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
                         args.title)
