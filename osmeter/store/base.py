@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from .. import text
-from ..model import SCHEMA_VERSION, Result, Run, Sample
+from ..model import SCHEMA_VERSION, Result, Run, Sample, system_keys
 from . import schema
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -249,7 +249,7 @@ class Store:
             si = self._json(sysinfo, rid, "runs.sysinfo")
             out.append(dict(id=rid, label=label, started=started, finished=finished,
                             status=status, suite=suite, smoke=bool(smoke), results=int(n),
-                            **described(si)))
+                            **system_keys(si)))
         return out
 
     def resolve(self, ref: str) -> str:
@@ -379,16 +379,6 @@ def expected_columns() -> dict[str, list[str]]:
                 for t in schema.TABLES}
     finally:
         db.close()
-
-
-def described(si: dict) -> dict:
-    """What describes a run's system in lists and selections: host, kernel, os, arch,
-    cpu (model) -- from its recorded system description, None where not recorded."""
-    def part(key, sub):
-        value = si.get(key)
-        return value.get(sub) if isinstance(value, dict) else None
-    return {"host": si.get("hostname"), "kernel": part("kernel", "release"),
-            "os": part("os", "name"), "arch": si.get("arch"), "cpu": part("cpu", "model")}
 
 
 def one_line(e: Exception) -> str:
