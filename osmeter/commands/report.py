@@ -4,7 +4,9 @@ from __future__ import annotations
 import sys
 
 from .. import compare as cmpmod
+from .. import fleet as fleetmod
 from .common import add_where, fail, load_runs
+from .fleet import add_fleet_options
 
 TITLE = "osmeter report"
 
@@ -28,6 +30,10 @@ def register(subparsers) -> None:
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
     s.add_argument("--title", default=TITLE, help="page title")
+    s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
+                   "in every plot, outliers named) for fewer than %d runs too; it is the "
+                   "report from %d runs on" % (fleetmod.MIN_RUNS, fleetmod.MIN_RUNS))
+    add_fleet_options(s)
     s.set_defaults(func=handle)
 
 
@@ -51,6 +57,8 @@ def handle(args) -> int:
         return fail("--png goes with --figures DIR")
     named = args.runs or ([] if args.where else ["latest"])
     runs, base = load_runs(named, args.baseline, args.db, args.where)
+    if args.fleet or len(runs) >= fleetmod.MIN_RUNS or args.by or args.bench:
+        return write_fleet(args, runs)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
                         args.title)
@@ -64,4 +72,24 @@ def handle(args) -> int:
                                        ", also as %s files in %s"
                                        % ("SVG and PNG" if args.png else "SVG", args.figures)
                                        if args.figures else ""), file=sys.stderr)
+    return 0
+
+
+def write_fleet(args, runs) -> int:
+    """The fleet report of the runs (report/fleet.py)."""
+    from ..report import fleet as fleet_report
+    if args.png or args.references:
+        return fail("--png and --references belong to the comparison report, not the fleet "
+                    "report (%d runs)" % len(runs))
+    try:
+        fleet = fleetmod.analyse(runs, args.by, args.bench)
+        title = args.title if args.title != TITLE else "osmeter fleet report"
+        figures = fleet_report.write(fleet, args.output, title, args.figures)
+    except fleetmod.FleetError as e:
+        return fail(str(e))
+    except OSError as e:
+        return fail("cannot write the report: %s" % e)
+    print("wrote the fleet report of %d runs to %s (%d figures)" % (len(runs), args.output,
+                                                                   len(figures)),
+          file=sys.stderr)
     return 0
