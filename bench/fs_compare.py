@@ -10,11 +10,12 @@ table the studies printed: benchmarks as rows, file systems as columns (medians)
     sudo python3 bench/fs_compare.py --sshfs            # add sshfs across two netns
     sudo python3 bench/fs_compare.py --dir /mnt/nfs     # add a directory of your own
 
-Directories given with --dir or --sshfs count as remote: the script prints
-Ousterhout's remote penalty of each against each local file system (O90 Table 8:
-100 × (T_remote − T_local) / T_local on the mab.local totals; mab.remote is mab.local
-in a network directory).  --direct drives osmeter-core itself instead of the
-front-end.  The runs go to a temporary store unless --db is given.  Needs root, and
+Directories on a network file system (--sshfs, or a --dir on NFS, SMB, ...) are remote:
+the script prints Ousterhout's remote penalty of each against each local file system (O90
+Table 8: 100 × (T_remote − T_local) / T_local on the mab.local totals), as
+`osmeter compare` computes it for every local/remote pair (osmeter/remote.py).  --direct
+drives osmeter-core itself instead of the front-end.  The runs go to a temporary store
+unless --db is given.  Needs root, and
 mkfs.xfs / mkfs.btrfs (apt: xfsprogs btrfs-progs), sshfs openssh-server for --sshfs.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, fsinfo  # noqa: E402
+from osmeter import coreproc, fsinfo, remote  # noqa: E402
 from tests import fsimages  # noqa: E402
 
 BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
@@ -52,8 +53,9 @@ def quick_overrides(benches: list[str]) -> list[str]:
     return out
 
 
-def via_frontend(args, benches, columns) -> tuple[dict, dict, dict]:
-    """Run and compare through the front-end; (values, units, skipped) as via_core."""
+def via_frontend(args, benches, columns) -> tuple[dict, dict, dict, list]:
+    """Run and compare through the front-end; (values, units, skipped) as via_core and
+    the remote penalties `osmeter compare` found: [(remote column, local column, %)]."""
     env = dict(os.environ)
     with contextlib.ExitStack() as stack:
         if args.db:
@@ -79,6 +81,9 @@ def via_frontend(args, benches, columns) -> tuple[dict, dict, dict]:
             raise SystemExit("osmeter compare failed (%d):\n%s" % (r.returncode, r.stderr))
     cmp = json.loads(r.stdout)
     run_col = {run["id"]: names[run["label"]] for run in cmp["runs"]}
+    penalties = [(run_col[p["remote_run"]], run_col[p["local_run"]], p["penalty_pct"])
+                 for p in cmp.get("remote_penalties", [])
+                 if (p["bench"], p["metric"]) == ("mab.local", "total")]
     values, units, skipped = {}, {}, {}
     for row in cmp["rows"]:
         key = (row["bench"], row["metric"], None if row["x"] is None else int(row["x"]))
@@ -90,11 +95,12 @@ def via_frontend(args, benches, columns) -> tuple[dict, dict, dict]:
             elif cell["status"] != "ok":
                 skipped.setdefault(row["bench"], {})[col] = "%s: %s" % (cell["status"],
                                                                         cell["reason"])
-    return values, units, skipped
+    return values, units, skipped, penalties
 
 
-def via_core(args, benches, columns) -> tuple[dict, dict, dict]:
-    """Run osmeter-core directly, repetitions interleaved across the directories."""
+def via_core(args, benches, columns) -> tuple[dict, dict, dict, list]:
+    """Run osmeter-core directly, repetitions interleaved across the directories; the
+    remote penalty of each remote column against each local one (mab.local totals)."""
     samples, units, skipped = {}, {}, {}
     t0 = time.monotonic()
     for rep in range(args.runs):
@@ -112,7 +118,12 @@ def via_core(args, benches, columns) -> tuple[dict, dict, dict]:
         print("# repetition %d done (%.0f s)" % (rep + 1, time.monotonic() - t0), flush=True)
     values = {k: {c: statistics.median(vs) for c, vs in cols.items()}
               for k, cols in samples.items()}
-    return values, units, skipped
+    totals = values.get(("mab.local", "total", None), {})
+    remote_cols = [c for c, d in columns.items() if fsinfo.describe(d)["remote"]]
+    penalties = [(r, col, remote.penalty_pct(totals[col], totals[r]))
+                 for r in remote_cols for col in columns
+                 if col not in remote_cols and r in totals and col in totals]
+    return values, units, skipped, penalties
 
 
 def fmt(v: float) -> str:
@@ -163,7 +174,8 @@ def main() -> int:
                     help="size of each image/tmpfs (default: 320 smoke, 1024 quick, 4096 "
                          "default: room for the largest bonnie and fs.frag files)")
     ap.add_argument("--dir", action="append", default=[],
-                    help="also run in this (remote) directory; repeatable")
+                    help="also run in this directory (remote when it is on a network file "
+                    "system); repeatable")
     ap.add_argument("--sshfs", action="store_true",
                     help="add a remote column: sshfs across two network namespaces")
     ap.add_argument("--delay-ms", type=float, default=0.0,
@@ -176,7 +188,7 @@ def main() -> int:
     size_mb = args.size_mb or {"smoke": 320, "quick": 1024, "default": 4096}[args.preset]
 
     with contextlib.ExitStack() as stack:
-        columns, remote = {}, []   # column name -> directory; the remote columns
+        columns = {}   # column name -> directory
         for kind in args.kinds.split(","):
             try:
                 columns[kind] = stack.enter_context(fsimages.mounted(kind, size_mb))
@@ -185,7 +197,6 @@ def main() -> int:
         if args.sshfs:
             try:
                 columns["sshfs"] = stack.enter_context(fsimages.sshfs_mounted(args.delay_ms))
-                remote.append("sshfs")
             except fsimages.Unavailable as e:
                 print("# sshfs: not available: %s" % e)
         for d in args.dir:
@@ -195,7 +206,6 @@ def main() -> int:
                 return 2
             name = os.path.basename(os.path.normpath(d)) or d
             columns[name] = d
-            remote.append(name)
         if not columns:
             print("error: no file system to compare", file=sys.stderr)
             return 1
@@ -205,18 +215,15 @@ def main() -> int:
                 name, info["fs_type"], info["device"],
                 info.get("backing_file") or info["mount_point"], info["mount_options"]))
         t0 = time.monotonic()
-        values, units, skipped = (via_core if args.direct else via_frontend)(args, benches,
-                                                                          columns)
+        values, units, skipped, penalties = (via_core if args.direct else via_frontend)(
+            args, benches, columns)
         print("# %d runs of %d benchmarks on %d file systems in %.0f s (%s)" % (
             args.runs, len(benches), len(columns), time.monotonic() - t0,
             "osmeter-core directly" if args.direct else "osmeter run --dir ... + compare"))
         print_table(benches, columns, values, units, skipped, args.runs)
-        totals = values.get(("mab.local", "total", None), {})
-        for r in remote:
-            for local in columns:
-                if local not in remote and r in totals and local in totals:
-                    print("# remote penalty of %s vs %s (O90 T8, mab.local total): %.0f%%" % (
-                        r, local, fsinfo.remote_penalty_pct(totals[local], totals[r])))
+        for r, local, pct in penalties:
+            print("# remote penalty of %s vs %s (O90 T8, mab.local total): %.0f%%"
+                  % (r, local, pct))
     return 0
 
 

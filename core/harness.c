@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -553,7 +552,9 @@ pid_t om_fork(void)
 {
     fflush(stdout);
     fflush(stderr);
+#ifdef __linux__
     pid_t parent = getpid();
+#endif
     pid_t pid = fork();
     if (pid == 0) {
         /* The child owns none of the parent's children or scratch directory. */
@@ -569,41 +570,6 @@ pid_t om_fork(void)
         om_child_track(pid);
     }
     return pid;
-}
-
-int om_pin_cpu(int cpu)
-{
-#ifdef __linux__
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-#else
-    (void)cpu;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-int om_apply_placement(struct om_ctx *ctx)
-{
-    if (strcmp(om_str(ctx, "pin"), "none") == 0) {
-        om_note(ctx, "placement", "unpinned (scheduler's choice of CPUs)");
-        return OM_OK;
-    }
-    int cpu = -1;
-#ifdef __linux__
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-        for (int i = CPU_SETSIZE - 1; i >= 0 && cpu < 0; i--)
-            if (CPU_ISSET(i, &allowed))
-                cpu = i;
-#endif
-    if (cpu < 0 || om_pin_cpu(cpu) != 0)
-        return om_skip(ctx, "cannot pin to one CPU on this system (%s); use pin=none",
-                       strerror(errno ? errno : ENOSYS));
-    om_note(ctx, "placement", "all processes pinned to CPU %d", cpu);
-    return OM_OK;
 }
 
 int om_ncpus(void)
@@ -673,6 +639,27 @@ const char *om_scratch_dir(void)
 
 static char *saved_argv0;
 
+/* This program's path without /proc: argv[0] as given, or found on PATH as a shell
+ * finds it (the BSDs, macOS).  0, or -1. */
+static int self_from_argv0(char self[PATH_MAX])
+{
+    if (!saved_argv0 || !*saved_argv0)
+        return -1;
+    if (strchr(saved_argv0, '/'))
+        return realpath(saved_argv0, self) ? 0 : -1;
+    const char *dirs = getenv("PATH");
+    char candidate[PATH_MAX];
+    for (const char *d = dirs ? dirs : ""; *d;) {
+        size_t len = strcspn(d, ":");
+        if (snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, len ? d : ".",
+                     saved_argv0) < (int)sizeof candidate &&
+            access(candidate, X_OK) == 0 && realpath(candidate, self))
+            return 0;
+        d += len + (d[len] == ':');
+    }
+    return -1;
+}
+
 const char *om_sibling_path(const char *name)
 {
     static char path[PATH_MAX + 256];
@@ -683,9 +670,7 @@ const char *om_sibling_path(const char *name)
 #endif
     if (n > 0)
         self[n] = 0;
-    else if (saved_argv0 && strchr(saved_argv0, '/') && realpath(saved_argv0, self))
-        ;
-    else
+    else if (self_from_argv0(self))
         return NULL;
     char *slash = strrchr(self, '/');
     if (!slash)
@@ -693,6 +678,90 @@ const char *om_sibling_path(const char *name)
     *slash = 0;
     snprintf(path, sizeof path, "%s/%s", self, name);
     return access(path, X_OK) == 0 ? path : NULL;
+}
+
+/* ---- osmeter's own programs, through OSMETER_EXEC_WRAPPER ------------------------ */
+
+#define MAX_WRAPPER_WORDS 16
+#define MAX_OWN_ARGS 64
+static char wrapper_text[1024];
+static char *wrapper_words[MAX_WRAPPER_WORDS + 1];
+static int n_wrapper_words;
+
+/* Split once at start-up, so that a timed fork+exec does no parsing. */
+static void read_exec_wrapper(void)
+{
+    const char *w = getenv("OSMETER_EXEC_WRAPPER");
+    if (!w || !*w)
+        return;
+    if (strlen(w) >= sizeof wrapper_text) {
+        fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER is longer than %zu characters\n",
+                sizeof wrapper_text - 1);
+        om_exit(OM_BADPARAM);
+    }
+    strcpy(wrapper_text, w);
+    char *save = NULL;
+    for (char *tok = strtok_r(wrapper_text, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (n_wrapper_words == MAX_WRAPPER_WORDS) {
+            fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER has more than %d words\n",
+                    MAX_WRAPPER_WORDS);
+            om_exit(OM_BADPARAM);
+        }
+        wrapper_words[n_wrapper_words++] = tok;
+    }
+}
+
+const char *om_exec_wrapper(void) { return n_wrapper_words ? getenv("OSMETER_EXEC_WRAPPER") : NULL; }
+
+int om_exec_own(const char *path, char *const argv[])
+{
+    if (!n_wrapper_words)
+        return execv(path, argv);
+    char *args[MAX_WRAPPER_WORDS + MAX_OWN_ARGS + 2];
+    int n = 0;
+    for (int i = 0; i < n_wrapper_words; i++)
+        args[n++] = wrapper_words[i];
+    args[n++] = (char *)path;
+    for (int i = 1; argv[0] && argv[i] && i < MAX_OWN_ARGS; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    return execvp(args[0], args);
+}
+
+/* Appends s to buf as one /bin/sh word in single quotes; 0, or -1 when it does not fit. */
+static int shell_word(char *buf, size_t len, const char *s)
+{
+    size_t at = strlen(buf);
+    if (at + 3 >= len)
+        return -1;
+    if (at)
+        buf[at++] = ' ';
+    buf[at++] = '\'';
+    for (; *s; s++) {
+        const char *piece = *s == '\'' ? "'\\''" : NULL; /* ' becomes '\'' */
+        size_t plen = piece ? 4 : 1;
+        if (at + plen + 2 >= len)
+            return -1;
+        if (piece)
+            memcpy(buf + at, piece, plen);
+        else
+            buf[at] = *s;
+        at += plen;
+    }
+    buf[at++] = '\'';
+    buf[at] = 0;
+    return 0;
+}
+
+int om_shell_own(char *buf, size_t len, const char *path)
+{
+    if (len == 0)
+        return -1;
+    buf[0] = 0;
+    for (int i = 0; i < n_wrapper_words; i++)
+        if (shell_word(buf, len, wrapper_words[i]))
+            return -1;
+    return shell_word(buf, len, path);
 }
 
 int om_read_full(int fd, void *buf, size_t len)
@@ -827,6 +896,7 @@ void om_harness_init(char *argv0)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error return, not a death */
+    read_exec_wrapper();
     watch_launcher();
     om_measure_timer_overhead();
 }

@@ -156,12 +156,31 @@ void om_child_untrack(pid_t pid);
 pid_t om_fork(void);
 /* Kill (SIGKILL) and reap one tracked child. */
 void om_child_kill(pid_t pid);
-/* Pin the calling process to one CPU; returns 0, or -1 where unsupported/refused. */
-int om_pin_cpu(int cpu);
-/* Apply the benchmark's "pin" parameter (OM_PIN_PARAM): "same" pins this process, and
- * so every child forked afterwards, to one CPU (the last online one, usually the least
- * disturbed by interrupts); "none" leaves placement to the scheduler.  Records the
- * placement as note "placement".  Returns 0, or om_skip() where pinning is impossible. */
+/*
+ * Placement: which CPUs a benchmark's processes and threads run on, one rule for every
+ * family, from the benchmark's "pin" parameter (OM_PIN_PARAM, or same|split|none):
+ *   same   every process and thread on one CPU, as on the studies' uniprocessors: the
+ *          last CPU this process may use (usually the least disturbed by interrupts);
+ *   split  the far end (a server, sink or echo forked afterwards) on that CPU, and this
+ *          process, the near end, with the clients and threads it creates, on the one
+ *          before it;
+ *   none   the scheduler decides.
+ * om_place() binds the calling process, so call it before creating threads or
+ * processes: they inherit the binding (Linux, FreeBSD, DragonFly, NetBSD).  It records
+ * the placement as note "placement" and returns OM_OK, or om_skip() for pin=split on
+ * one CPU.  Where the system has no CPU binding (OpenBSD, macOS; any system in a build
+ * with -DOM_NO_AFFINITY) or refuses it (NetBSD binds for root only), the benchmark
+ * runs unpinned and the note says so ("unpinned: OpenBSD has no CPU binding ...").
+ * far_is_remote: the far end runs on another host (only this process is placed).
+ */
+struct om_placement {
+    int near_cpu; /* this process; -1: unpinned */
+    int far_cpu;  /* the far end forked afterwards; -1: unpinned or on another host */
+};
+int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl);
+/* In the far end's child right after the fork: move it to its CPU.  0, or -1 (errno). */
+int om_place_far(const struct om_placement *pl);
+/* om_place() for benchmarks without a far end (pin=same|none). */
 int om_apply_placement(struct om_ctx *ctx);
 #define OM_PIN_PARAM                                                                      \
     {"pin", OM_CHOICE, "same", NULL, NULL, 0, 0, "same|none",                            \
@@ -175,6 +194,19 @@ const char *om_scratch_dir(void);
 void om_remove_at_exit(const char *path);
 /* Absolute path of a sibling executable installed next to osmeter-core, or NULL. */
 const char *om_sibling_path(const char *name);
+/*
+ * Starting osmeter's own programs (the exec helpers, the static build of the core).
+ * OSMETER_EXEC_WRAPPER, words separated by spaces (e.g. "qemu-aarch64-static"), is put
+ * in front of each of them: a build for another architecture can then run under an
+ * emulator on a machine without binfmt_misc.  The core records it as note
+ * "exec_wrapper".  System programs (/bin/sh, the user's commands) are started as they
+ * are.  om_exec_own() replaces this process (argv[0] is path); it returns -1 (errno)
+ * only when the exec failed.  om_shell_own() writes path as /bin/sh words (quoted,
+ * after the wrapper's); returns 0, or -1 when it does not fit.
+ */
+const char *om_exec_wrapper(void);
+int om_exec_own(const char *path, char *const argv[]);
+int om_shell_own(char *buf, size_t len, const char *path);
 
 /* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
 int om_read_full(int fd, void *buf, size_t len);

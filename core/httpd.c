@@ -40,6 +40,13 @@
 #include <sys/epoll.h>
 #include <sys/sendfile.h>
 #endif
+/* sendfile: Linux, FreeBSD, DragonFly and macOS, each with its own signature (see
+ * send_file_part); NetBSD and OpenBSD have none and send with pread + send, as does a
+ * build with -DOM_NO_SENDFILE (which tests that path on Linux). */
+#if (defined(__linux__) || defined(__FreeBSD__) || defined(__DragonFly__) ||                \
+     defined(__APPLE__)) && !defined(OM_NO_SENDFILE)
+#define HAVE_SENDFILE 1
+#endif
 #if defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__) ||                 \
     defined(__DragonFly__) || defined(__APPLE__)
 #define HAVE_KQUEUE 1
@@ -853,6 +860,49 @@ static void finish_response(struct server *s, struct conn *c, uint64_t now)
     set_state(s, c, C_IDLE, now);
 }
 
+const char *httpd_file_io(void)
+{
+#ifdef HAVE_SENDFILE
+    return "sendfile";
+#else
+    return "pread+send";
+#endif
+}
+
+/* Send the next part of the response's file: bytes sent (file_off advanced), 0 when
+ * the file ended early, or -1 with errno (EAGAIN: the socket is full). */
+static ssize_t send_file_part(struct conn *c)
+{
+#if defined(HAVE_SENDFILE) && defined(__linux__)
+    size_t want = c->file_left > (1 << 20) ? (1 << 20) : (size_t)c->file_left;
+    return sendfile(c->fd, c->file, &c->file_off, want);
+#elif defined(HAVE_SENDFILE)
+    /* The BSDs' and macOS's sendfile report a partial send (EAGAIN on a non-blocking
+     * socket) through the count, not the return value. */
+    off_t want = c->file_left > (1 << 20) ? (1 << 20) : c->file_left, sent = 0;
+#if defined(__APPLE__)
+    sent = want;
+    int rc = sendfile(c->file, c->fd, c->file_off, &sent, NULL, 0);
+#else
+    int rc = sendfile(c->file, c->fd, c->file_off, (size_t)want, NULL, &sent, 0);
+#endif
+    if (sent > 0) {
+        c->file_off += sent;
+        return (ssize_t)sent;
+    }
+    return rc == 0 ? 0 : -1;
+#else
+    char buf[65536];
+    size_t want = c->file_left > (off_t)sizeof buf ? sizeof buf : (size_t)c->file_left;
+    ssize_t n = pread(c->file, buf, want, c->file_off);
+    if (n > 0)
+        n = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
+    if (n > 0)
+        c->file_off += n;
+    return n;
+#endif
+}
+
 /* Send as much as the socket takes; returns 0 when the connection was closed. */
 static int pump(struct server *s, struct conn *c, uint64_t now)
 {
@@ -864,18 +914,7 @@ static int pump(struct server *s, struct conn *c, uint64_t now)
             if (n > 0)
                 c->out_off += (size_t)n;
         } else if (c->file_left > 0) {
-#ifdef __linux__
-            size_t want = c->file_left > (1 << 20) ? (1 << 20) : (size_t)c->file_left;
-            n = sendfile(c->fd, c->file, &c->file_off, want);
-#else
-            char buf[65536];
-            size_t want = c->file_left > (off_t)sizeof buf ? sizeof buf : (size_t)c->file_left;
-            n = pread(c->file, buf, want, c->file_off);
-            if (n > 0)
-                n = send(c->fd, buf, (size_t)n, MSG_NOSIGNAL);
-            if (n > 0)
-                c->file_off += n;
-#endif
+            n = send_file_part(c);
             if (n > 0)
                 c->file_left -= n;
             else if (n == 0) { /* the file shrank under us */
@@ -1247,7 +1286,8 @@ struct announce {
 static void announce(int capacity, void *arg)
 {
     struct announce *a = arg;
-    printf("{\"type\":\"httpd\",\"pid\":%ld,\"mech\":\"%s\",\"addr\":", (long)getpid(), a->mech);
+    printf("{\"type\":\"httpd\",\"pid\":%ld,\"mech\":\"%s\",\"file_io\":\"%s\",\"addr\":",
+           (long)getpid(), a->mech, httpd_file_io());
     om_json_string(stdout, a->host);
     printf(",\"port\":%d,\"url\":\"http://%s%s%s:%d/\",\"dir\":", a->port, a->ipv6 ? "[" : "",
            a->host, a->ipv6 ? "]" : "", a->port);

@@ -35,6 +35,8 @@ int ev_wait(struct ev *ev, struct ev_event *out, int max, int timeout_ms);
 void ev_close(struct ev *ev);
 
 /* ---- the server ------------------------------------------------------------------ */
+/* How response bodies are sent: "sendfile", or "pread+send" where there is none. */
+const char *httpd_file_io(void);
 /* Shared memory between a benchmark and its server child (NULL when run alone). */
 struct httpd_probe {
     uint64_t accept_cycles; /* om_cycles() right after the last accept() returned */

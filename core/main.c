@@ -7,6 +7,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__GLIBC__) && !defined(__UCLIBC__)
+#include <gnu/libc-version.h>
+#endif
+#if defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__) || defined(__DragonFly__)
+#include <sys/param.h>
+#endif
+#ifdef __APPLE__
+#include <AvailabilityMacros.h>
+#endif
+
 #include "internal.h"
 #include "buildinfo.h"
 #include "peer.h"
@@ -86,6 +96,55 @@ static void print_bench(const struct om_bench *b)
     printf("}\n");
 }
 
+/* The C library this core was built against (and, for glibc, runs with): what is
+ * measured is the system's libc as much as its kernel.  Version NULL where the library
+ * does not say (musl keeps its version to itself on purpose). */
+static const char *c_library(char *version, size_t len)
+{
+    *version = 0;
+#if defined(__GLIBC__) && !defined(__UCLIBC__)
+    snprintf(version, len, "%s", gnu_get_libc_version());
+    return "glibc";
+#elif defined(__UCLIBC__)
+    snprintf(version, len, "%d.%d.%d", __UCLIBC_MAJOR__, __UCLIBC_MINOR__, __UCLIBC_SUBLEVEL__);
+    return "uClibc";
+#elif defined(__BIONIC__)
+    return "bionic";
+#elif defined(__linux__)
+    return "musl"; /* no macro of its own: the Linux C library that is none of the above */
+#elif defined(__FreeBSD__)
+    snprintf(version, len, "%d", __FreeBSD_version);
+    return "FreeBSD libc";
+#elif defined(__NetBSD__)
+    snprintf(version, len, "%d.%d", __NetBSD_Version__ / 100000000,
+             __NetBSD_Version__ / 1000000 % 100);
+    return "NetBSD libc";
+#elif defined(__OpenBSD__)
+    snprintf(version, len, "%d", OpenBSD);
+    return "OpenBSD libc";
+#elif defined(__DragonFly__)
+    snprintf(version, len, "%d", __DragonFly_version);
+    return "DragonFly libc";
+#elif defined(__APPLE__)
+    /* MMmmpp since macOS 10.10 */
+    snprintf(version, len, "macOS %d.%d (deployment target)",
+             MAC_OS_X_VERSION_MIN_REQUIRED / 10000, MAC_OS_X_VERSION_MIN_REQUIRED / 100 % 100);
+    return "Apple libSystem";
+#else
+    return "unknown";
+#endif
+}
+
+static void print_libc(void)
+{
+    char version[64];
+    const char *name = c_library(version, sizeof version);
+    printf(",\"libc\":{\"name\":");
+    om_json_string(stdout, name);
+    print_nullable("version", *version ? version : NULL);
+    printf("}");
+}
+
 /* A usage error: one line on stderr, one JSON line on stdout for the front-end. */
 static int usage_error(const char *fmt, const char *a, const char *b)
 {
@@ -111,6 +170,7 @@ static int cmd_run(int argc, char **argv, int check_only)
 
     /* Benchmarks of a statically linked program run in the static build of the core. */
     size_t idlen = strlen(b->id);
+    int static_exec_errno = 0; /* the static build exists but could not be started */
     if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static() && !check_only) {
         const char *stat = om_sibling_path("osmeter-core-static");
         if (stat) {
@@ -122,7 +182,8 @@ static int cmd_run(int argc, char **argv, int check_only)
                 args[n++] = argv[i];
             args[n] = NULL;
             fflush(stdout);
-            execv(stat, args);
+            om_exec_own(stat, args);
+            static_exec_errno = errno;
         }
         /* Fall through: the run function cannot be static here, so it is skipped below. */
     }
@@ -179,9 +240,10 @@ static int cmd_run(int argc, char **argv, int check_only)
            om_ncpus());
     printf(",\"clock\":\"CLOCK_MONOTONIC\",\"clock_resolution_ns\":%ld,"
            "\"timer_overhead_ns\":%.2f",
-           res.tv_nsec + res.tv_sec * 1000000000L, om_timer_overhead_ns());
+           (long)(res.tv_nsec + res.tv_sec * 1000000000L), om_timer_overhead_ns());
     print_nullable("compiler", OM_BUILD_CC);
     print_nullable("cflags", OM_BUILD_CFLAGS);
+    print_libc();
     printf(",\"params\":{");
     for (int i = 0; i < OM_MAX_PARAMS && b->params[i].name; i++) {
         printf("%s", i ? "," : "");
@@ -193,12 +255,23 @@ static int cmd_run(int argc, char **argv, int check_only)
     print_metrics(b);
     printf("}\n");
     fflush(stdout);
+    if (om_exec_wrapper())
+        om_note(&ctx, "exec_wrapper", "osmeter's own programs (exec helpers, the static core) "
+                                      "started through '%s' (OSMETER_EXEC_WRAPPER)",
+                om_exec_wrapper());
 
     uint64_t t0 = om_now_ns();
     int rc;
     if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static())
-        rc = om_skip(&ctx, "no statically linked build of osmeter-core (static linking is "
-                           "not available with this system's C library)");
+        rc = static_exec_errno
+                 ? om_skip(&ctx, "cannot start osmeter-core-static: %s%s",
+                           strerror(static_exec_errno),
+                           static_exec_errno == ENOEXEC
+                               ? " (a build for another architecture needs an emulator: "
+                                 "OSMETER_EXEC_WRAPPER)"
+                               : "")
+                 : om_skip(&ctx, "no statically linked build of osmeter-core (static linking "
+                                 "is not available with this system's C library)");
     else
         rc = b->run(&ctx);
     double elapsed = (double)(om_now_ns() - t0) / 1e9;
@@ -234,6 +307,7 @@ int main(int argc, char **argv)
                om_is_static() ? "true" : "false");
         print_nullable("compiler", OM_BUILD_CC);
         print_nullable("cflags", OM_BUILD_CFLAGS);
+        print_libc();
         printf("}\n");
         return 0;
     }

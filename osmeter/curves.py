@@ -1,8 +1,12 @@
 """Scalability curves: how the cost of one operation grows with the population.
 
 `classify(points)` says whether a curve of (population, cost) points is constant,
-logarithmic, linear or worse, with the fitted cost per added object and how well the fit
-explains the curve.  `summarize_scatter(samples)` does that for every repetition of a
+logarithmic, linear or worse, with the fitted cost per added object, how well the fit
+explains the curve and how much the cost grows over the range.  A curve is called
+non-constant only when its growth is both beyond the noise and large enough to matter:
+the fitted cost at least doubles (or halves) over the range.  A smaller drift (bind
+rising from 2.1 to 3.5 µs over 10,000 ports) is O(1) with its trend and growth factor
+reported beside the class.  `summarize_scatter(samples)` does that for every repetition of a
 scatter result and for all of them together, and flags repetitions that disagree and
 costs that fall into two bands (Linux 2.4's fork alternated between two curves).
 
@@ -23,6 +27,7 @@ INSUFFICIENT = "insufficient data"
 MIN_POINTS = 8         # fewer points than this are not a curve
 MAX_BINS = 30
 REL_RISE = 0.10        # a change below 10% of the typical cost over the range is "constant"
+MIN_GROWTH = 2.0       # ... as is one that less than doubles (halves) the cost over the range
 Z = 3.0                # ... as is one within 3 standard errors of the noise
 PREFER_LINEAR = 0.8    # log or n^2 must cut the linear fit's residual by 20% to win
 OUTLIER_MADS = 10.0    # a point this many robust deviations from its bin's median
@@ -136,12 +141,11 @@ def classify(points, detect_bands=True):
     rise_se = math.sqrt((fit["se_b"] * span) ** 2 + 2 * bin_se ** 2) \
         if math.isfinite(fit["se_b"]) else float("inf")
     significant = abs(rise) > Z * rise_se and abs(rise) > REL_RISE * ref
-    if not significant:
-        cls = CONSTANT
-    elif rise < 0:
-        cls = DECREASING
-    else:
-        cls = best
+    trend = DECREASING if rise < 0 else best
+    trend_fit = (fits[LINEAR], _MODELS[LINEAR]) if rise < 0 else (fit, _MODELS[best])
+    growth = _growth(trend_fit, min(xs_all), max(xs_all), ys)
+    matters = growth is not None and (growth >= MIN_GROWTH or growth <= 1.0 / MIN_GROWTH)
+    cls = trend if significant and matters else CONSTANT
 
     lin = fits[LINEAR]
     lin_rise = lin["b"] * (lin["f_max"] - lin["f_min"])
@@ -156,6 +160,8 @@ def classify(points, detect_bands=True):
         "end": ys[-1],                           # ... and in the last
         "rise": rise if significant else lin_rise,   # fitted change over the range
         "rise_rel": (rise if significant else lin_rise) / ref,
+        "growth": growth,                        # fitted cost at x_max / at x_min
+        "trend": trend if significant else CONSTANT,   # the shape, whether it matters or not
         "slope_per_object": lin["b"],            # ns per added object (linear fit)
         "slope_se": _finite(lin["se_b"]),
         "per_doubling": fits[LOG]["b"] if LOG in fits else None,
@@ -178,12 +184,12 @@ def classify(points, detect_bands=True):
     if cls != CONSTANT:
         result["fit"] = {"measure": "R^2 of bin medians",
                          "value": round(r2.get(cls, r2[LINEAR]), 6)}
-    # The fitted curve as a polyline through the bins, for plots.
-    if cls == CONSTANT:
+    # The fitted curve as a polyline through the bins, for plots: the trend where there is
+    # one beyond the noise, even when it is too small to change the class.
+    if not significant:
         result["fit_points"] = [[x_min, level], [x_max, level]]
     else:
-        model = fits[best] if cls != DECREASING else lin
-        f = _MODELS[best] if cls != DECREASING else _MODELS[LINEAR]
+        model, f = trend_fit
         result["fit_points"] = [[x, model["a"] + model["b"] * f(x)] for x in xs]
 
     # Outliers are kept and counted, never dropped.
@@ -200,6 +206,17 @@ def classify(points, detect_bands=True):
         if bands:
             result["bimodal"] = bands
     return _clean(result)
+
+
+def _growth(trend_fit, x_min, x_max, ys):
+    """How many times the cost grows over the range: the fitted curve's value at x_max
+    over its value at x_min (the first and last bins' medians where the fit is not
+    positive at both ends)."""
+    model, f = trend_fit
+    start, end = model["a"] + model["b"] * f(x_min), model["a"] + model["b"] * f(x_max)
+    if start <= 0 or end <= 0:
+        start, end = ys[0], ys[-1]
+    return end / start if start > 0 and end > 0 else None
 
 
 def _bin_lookup(bins):
@@ -322,17 +339,22 @@ def describe(c, x_name=None, unit="ns"):
     fmt = _fmt_ns if unit == "ns" else (lambda v: "%.3g %s" % (v, unit))
     if cls == INSUFFICIENT or "cost" not in c:
         return cls or INSUFFICIENT
+    growth = c.get("growth")
+    over = " (×%.3g over the range)" % growth if growth else ""
     if cls == CONSTANT:
         text = "O(1), %s per operation" % fmt(c["cost"])
+        if c.get("trend") not in (None, CONSTANT) and growth:
+            text += " (×%.3g over the range: a %s trend, less than %s)" % (
+                growth, c["trend"], "doubling" if growth >= 1 else "halving")
     elif cls == LOG:
-        text = "O(log n), +%s per doubling of %s" % (fmt(c["cost"]), x_name or "objects")
+        text = "O(log n), +%s per doubling of %s%s" % (fmt(c["cost"]), x_name or "objects", over)
     elif cls == WORSE:
         text = "O(n^2)/worse, +%s per %s at %d (%s at the start, %s at the end)" % (
             fmt(c["cost"]), one, c["x_max"], fmt(c["start"]), fmt(c["end"]))
     elif cls == DECREASING:
-        text = "decreasing, %s per %s" % (fmt(c["cost"]), one)
+        text = "decreasing, %s per %s%s" % (fmt(c["cost"]), one, over)
     else:
-        text = "O(n), +%s per %s" % (fmt(c["cost"]), one)
+        text = "O(n), +%s per %s%s" % (fmt(c["cost"]), one, over)
     if c.get("bimodal"):
         text += " (two bands, %.2gx apart)" % c["bimodal"]["ratio"]
     return text

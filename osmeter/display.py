@@ -149,7 +149,8 @@ def run_header(run: Run) -> str:
              "  host %s: %s, kernel %s, %s, %s" % (
                  si.get("hostname"), (si.get("os") or {}).get("name"),
                  (si.get("kernel") or {}).get("release"), (si.get("cpu") or {}).get("model"),
-                 "%s %s" % ((si.get("libc") or {}).get("name"), (si.get("libc") or {}).get("version"))),
+                 " ".join(str(v) for v in ((si.get("libc") or {}).get("name"),
+                                           (si.get("libc") or {}).get("version")) if v)),
              "  started %s, finished %s" % (run.started, run.finished)]
     variant = si.get("variant")
     if variant:

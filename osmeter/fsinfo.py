@@ -1,7 +1,8 @@
 """What file system a directory is on, and whether a benchmark may work in it.
 
 `describe(path)` is recorded with every run that names a directory (`--dir`): the file
-system type, its mount point and options, the device behind it and the space on it.
+system type, its mount point and options, the device behind it, the space on it, and
+whether its data lives on another machine (`remote`: NFS, SMB, sshfs, ...).
 On Linux it reads /proc/self/mountinfo; elsewhere (BSD, macOS) it parses `df -P` and
 `mount`.  `check_dir(path, need_bytes)` is what the front-end asks before a run starts;
 the core makes the same checks itself before it creates anything.
@@ -12,6 +13,18 @@ import os
 import re
 import subprocess
 import sys
+
+
+# File-system types whose data lives on another machine: mount-table names, and the names
+# the core notes (from statfs magic numbers, where every FUSE file system is "fuse").
+NETWORK_FS = {"nfs", "nfs4", "cifs", "smb2", "smb3", "smbfs", "9p", "ceph", "afs",
+              "glusterfs", "lustre", "davfs", "fuse", "fuse.sshfs", "sshfs",
+              "fuse.glusterfs", "fuse.rclone", "fuse.s3fs"}
+
+
+def is_remote(fs_type: str | None) -> bool:
+    """Whether a file system of this type keeps its data on another machine."""
+    return fs_type in NETWORK_FS
 
 
 def _unescape(s: str) -> str:
@@ -92,24 +105,35 @@ def _linux(path: str) -> dict | None:
     return info
 
 
+_DF_LINE = re.compile(r"^(?P<device>.+?)\s+\d+\s+\d+\s+-?\d+\s+(?:\d+%|-)\s+(?P<mount>/.*)$")
+
+
 def _parse_df(text: str) -> dict:
-    """`df -P PATH`: the device and mount point (device names may contain spaces; the
-    last five columns never do)."""
+    """`df -P PATH`: the device and mount point.  Both may contain spaces ("map
+    auto_home", "/Volumes/My Disk"); the four number columns between them never do."""
     lines = text.splitlines()
-    parts = lines[1].rsplit(None, 5) if len(lines) >= 2 else []
-    return {"device": parts[0], "mount_point": parts[5]} if len(parts) == 6 else {}
+    m = _DF_LINE.match(lines[1]) if len(lines) >= 2 else None
+    return {"device": m.group("device"), "mount_point": m.group("mount")} if m else {}
 
 
 def _parse_mount(text: str, mount_point: str) -> dict:
     """`mount`: the type and options of mount_point.  Linux prints
-    "dev on /mnt type ext4 (rw,relatime)", the BSDs and macOS "dev on /mnt (ufs, local)"."""
+    "dev on /mnt type ext4 (rw,relatime)", the BSDs and macOS "dev on /mnt (ufs, local)"
+    (FreeBSD's FUSE mounts: "fusefs.sshfs").  The mount point is matched whole, so
+    that one with spaces in it is found."""
     info: dict = {}
+    linux, bsd = " on %s type " % mount_point, " on %s (" % mount_point
     for line in text.splitlines():
-        m = (re.match(r"^(.*) on (.*) type (\S+) \((.*)\)$", line)
-             or re.match(r"^(.*) on (.*) \((\w+)(?:, (.*))?\)$", line))
-        if m and m.group(2) == mount_point:   # the last one wins: it hides the others
-            info = {"fs_type": m.group(3),
-                    "mount_options": (m.group(4) or "").replace(", ", ",")}
+        if not line.endswith(")"):
+            continue
+        if linux in line:     # TYPE (OPTIONS)
+            fs_type, _, opts = line.split(linux, 1)[1][:-1].partition(" (")
+        elif bsd in line:     # TYPE, OPTION, OPTION
+            fs_type, _, opts = line.split(bsd, 1)[1][:-1].partition(", ")
+        else:
+            continue
+        # the last one wins: it hides the others
+        info = {"fs_type": fs_type, "mount_options": opts.replace(", ", ",")}
     return info
 
 
@@ -144,6 +168,7 @@ def describe(path: str) -> dict:
         pass
     for key in ("fs_type", "mount_point", "mount_options", "device"):
         info.setdefault(key, None)
+    info["remote"] = is_remote(info["fs_type"])
     return info
 
 
@@ -167,9 +192,3 @@ def check_dir(path: str, need_bytes: int = 0) -> str | None:
     if need > free:
         return "%s: needs %.1f MB free, has %.1f MB" % (path, need / 2 ** 20, free / 2 ** 20)
     return None
-
-
-def remote_penalty_pct(t_local: float, t_remote: float) -> float:
-    """Ousterhout's remote penalty (O90 Table 8): the percentage slow-down of the
-    Modified Andrew Benchmark with a remote disk, 100 * (T_remote - T_local) / T_local."""
-    return 100.0 * (t_remote - t_local) / t_local

@@ -1,6 +1,7 @@
 """The data a run produces, shared by the runner, the store, analysis and reports."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 SCHEMA_VERSION = 1          # of the exported JSON document and the SQLite schema
@@ -36,6 +37,14 @@ class Result:
     @property
     def key(self) -> tuple:
         return (self.bench, self.metric, self.x)
+
+    @property
+    def median(self) -> float | None:
+        """The summary's median, or the samples' where there is no summary."""
+        m = (self.summary or {}).get("median")
+        if m is None and self.samples:
+            m = statistics.median(s.value for s in self.samples)
+        return m
 
     @property
     def label(self) -> str:

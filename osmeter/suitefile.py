@@ -158,10 +158,15 @@ def load(path: str, catalog: Catalog, smoke: bool = False) -> SuiteFile:
             from None
     except toml.TOMLDecodeError as e:
         msg = str(e)
-        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        # tomllib and older tomli put the place in the message; tomli >= 2.1 also has
+        # lineno/colno, and says "(at end of document)" where that is the place.
+        m = re.search(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)", msg)
+        line = getattr(e, "lineno", None) or (m.group(1) if m else None)
+        column = getattr(e, "colno", None) or (m.group(2) if m else None)
         if m:
             msg = msg[:m.start()].strip()
-            raise SuiteFileError("%s:%s:%s: invalid TOML: %s" % (path, m.group(1), m.group(2), msg))
+        if line and column:
+            raise SuiteFileError("%s:%s:%s: invalid TOML: %s" % (path, line, column, msg))
         raise SuiteFileError("%s: invalid TOML: %s" % (path, msg))
 
     for key in doc:

@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 from . import __version__
@@ -49,36 +50,100 @@ def os_release() -> dict:
             "version": info.get("VERSION_ID", platform.release())}
 
 
+# arm64 /proc/cpuinfo names no model: it gives the MIDR's implementer and part
+# numbers, named here as lscpu and the kernel's cputype.h name them.  An unlisted
+# part is recorded by its numbers, never guessed.
+ARM_IMPLEMENTERS = {0x41: "ARM", 0x42: "Broadcom", 0x43: "Cavium", 0x46: "Fujitsu",
+                    0x48: "HiSilicon", 0x4E: "NVIDIA", 0x50: "APM", 0x51: "Qualcomm",
+                    0x61: "Apple", 0x6D: "Microsoft", 0xC0: "Ampere"}
+ARM_PARTS = {
+    (0x41, 0xD03): "Cortex-A53", (0x41, 0xD04): "Cortex-A35", (0x41, 0xD05): "Cortex-A55",
+    (0x41, 0xD07): "Cortex-A57", (0x41, 0xD08): "Cortex-A72", (0x41, 0xD09): "Cortex-A73",
+    (0x41, 0xD0A): "Cortex-A75", (0x41, 0xD0B): "Cortex-A76", (0x41, 0xD0C): "Neoverse-N1",
+    (0x41, 0xD0D): "Cortex-A77", (0x41, 0xD40): "Neoverse-V1", (0x41, 0xD41): "Cortex-A78",
+    (0x41, 0xD44): "Cortex-X1", (0x41, 0xD46): "Cortex-A510", (0x41, 0xD47): "Cortex-A710",
+    (0x41, 0xD48): "Cortex-X2", (0x41, 0xD49): "Neoverse-N2", (0x41, 0xD4F): "Neoverse-V2",
+    (0x41, 0xD80): "Cortex-A520", (0x41, 0xD81): "Cortex-A720", (0x41, 0xD84): "Neoverse-V3",
+    (0x41, 0xD8E): "Neoverse-N3", (0x43, 0x0AF): "ThunderX2", (0x46, 0x001): "A64FX",
+    (0x48, 0xD01): "TaiShan v110", (0xC0, 0xAC3): "Ampere-1", (0xC0, 0xAC4): "Ampere-1a",
+}
+
+
+def _arm_model(implementer: str, part: str) -> str:
+    try:
+        imp, prt = int(implementer, 16), int(part, 16)
+    except ValueError:
+        return "implementer %s part %s" % (implementer, part)
+    name = ARM_PARTS.get((imp, prt))
+    vendor = ARM_IMPLEMENTERS.get(imp, "implementer 0x%02x" % imp)
+    return "%s %s" % (vendor, name) if name else "%s part 0x%03x" % (vendor, prt)
+
+
+def parse_cpuinfo(text: str) -> dict:
+    """/proc/cpuinfo: the model, cores and flags.  x86 names its model and core ids;
+    arm64 gives the implementer and part of each CPU (big.LITTLE: several) and no
+    topology, so there its cores are its processor entries (sysfs, when readable,
+    is asked first: see cpu_info)."""
+    cpu: dict = {}
+    models = re.findall(r"^model name\s*:\s*(.+)$", text, re.M)
+    if models:
+        cpu["model"] = models[0]
+    cores = set()
+    phys = None
+    for line in text.splitlines():
+        if line.startswith("physical id"):
+            phys = line.split(":")[1].strip()
+        elif line.startswith("core id"):
+            cores.add((phys, line.split(":")[1].strip()))
+    if cores:
+        cpu["cores"] = len(cores)
+    arm = re.findall(r"^CPU implementer\s*:\s*(\S+)\s*$.*?^CPU part\s*:\s*(\S+)\s*$", text,
+                     re.M | re.S)
+    if arm and "model" not in cpu:
+        cpu["model"] = " + ".join(dict.fromkeys(_arm_model(i, p) for i, p in arm))
+        cpu["cores"] = len(arm)
+    flags = re.search(r"^flags\s*:\s*(.+)$", text, re.M)
+    if flags:
+        cpu["hypervisor_flag"] = "hypervisor" in flags.group(1).split()
+    mhz = re.findall(r"^cpu MHz\s*:\s*([\d.]+)", text, re.M)
+    if mhz:
+        cpu["mhz_reported"] = float(mhz[0])
+    return cpu
+
+
+def _sysfs_cores() -> int | None:
+    """Cores from the kernel's topology: one set of thread siblings per core."""
+    sets = {_read(str(p)) for p in
+            Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology/thread_siblings_list")}
+    sets.discard(None)
+    return len(sets) or None
+
+
+def sysctl_cpu(get, system: str) -> dict:
+    """The BSDs and macOS, from sysctl values (`get(name)` -> text or None): the model
+    (macOS's hw.model names the machine, not the CPU), and cores where the system counts
+    them apart from hardware threads: macOS hw.physicalcpu, FreeBSD kern.smp.cores,
+    OpenBSD hw.ncpuonline with SMT off (hw.smt=0).  NetBSD does not say."""
+    cpu = {}
+    model = get("machdep.cpu.brand_string") if system == "Darwin" else get("hw.model")
+    if model:
+        cpu["model"] = model
+    cores = (get("hw.physicalcpu") or get("kern.smp.cores")
+             or (get("hw.ncpuonline") if get("hw.smt") == "0" else None))
+    if cores and cores.isdigit():
+        cpu["cores"] = int(cores)
+    return cpu
+
+
 def cpu_info() -> dict:
     cpu = {"threads": os.cpu_count()}
     text = _read("/proc/cpuinfo")
     if text:
-        models = re.findall(r"^model name\s*:\s*(.+)$", text, re.M)
-        if models:
-            cpu["model"] = models[0]
-        cores = set()
-        phys = core = None
-        for line in text.splitlines():
-            if line.startswith("physical id"):
-                phys = line.split(":")[1].strip()
-            elif line.startswith("core id"):
-                core = line.split(":")[1].strip()
-                cores.add((phys, core))
-        if cores:
-            cpu["cores"] = len(cores)
-        flags = re.search(r"^flags\s*:\s*(.+)$", text, re.M)
-        if flags:
-            cpu["hypervisor_flag"] = "hypervisor" in flags.group(1).split()
-        mhz = re.findall(r"^cpu MHz\s*:\s*([\d.]+)", text, re.M)
-        if mhz:
-            cpu["mhz_reported"] = float(mhz[0])
+        cpu.update(parse_cpuinfo(text))
+        if "CPU implementer" in text:   # arm64: the kernel's topology when it has one
+            cpu["cores"] = _sysfs_cores() or cpu.get("cores")
     else:
-        model = _sysctl("machdep.cpu.brand_string") or _sysctl("hw.model")
-        if model:
-            cpu["model"] = model
-        ncpu = _sysctl("hw.physicalcpu") or _sysctl("hw.ncpu")
-        if ncpu and ncpu.isdigit():
-            cpu["cores"] = int(ncpu)
+        cpu.update(sysctl_cpu(_sysctl, platform.system()))
     caches = []
     for idx in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
         size = _read(str(idx / "size"))
@@ -116,14 +181,26 @@ def mitigations() -> dict:
     return {f.name: _read(str(f)) for f in sorted(d.iterdir())}
 
 
-def memory_bytes() -> int | None:
-    text = _read("/proc/meminfo")
+def memory_bytes(get=None) -> int | None:
+    text = _read("/proc/meminfo") if get is None else None
     if text:
         m = re.search(r"^MemTotal:\s+(\d+) kB", text, re.M)
         if m:
             return int(m.group(1)) * 1024
-    v = _sysctl("hw.physmem") or _sysctl("hw.memsize")
+    get = get or _sysctl
+    # macOS hw.memsize; NetBSD's hw.physmem is 32 bits, hw.physmem64 is not.
+    v = get("hw.memsize") or get("hw.physmem64") or get("hw.physmem")
     return int(v) if v and v.isdigit() else None
+
+
+def clock_source(get=None) -> str | None:
+    """Linux's clocksource; the BSDs' timecounter.  macOS does not name one."""
+    if get is None:
+        v = _read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        if v or sys.platform.startswith("linux"):
+            return v
+        get = _sysctl
+    return get("kern.timecounter.hardware")
 
 
 def virtualization() -> dict:
@@ -145,7 +222,11 @@ def virtualization() -> dict:
     return v
 
 
-def libc() -> dict:
+def libc(core_build: dict | None = None) -> dict:
+    """The C library of the core (what it was built against and runs with), as the
+    core reports it; without a core, the Python interpreter's."""
+    if core_build and (core_build.get("libc") or {}).get("name"):
+        return dict(core_build["libc"])
     ver = None
     try:
         ver = os.confstr("CS_GNU_LIBC_VERSION")
@@ -188,8 +269,8 @@ def collect(core_build: dict | None = None) -> dict:
         "mitigations": mitigations(),
         "memory_bytes": memory_bytes(),
         "virtualization": virtualization(),
-        "libc": libc(),
-        "clocksource": _read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        "libc": libc(core_build),
+        "clocksource": clock_source(),
         "transparent_hugepages": _read("/sys/kernel/mm/transparent_hugepage/enabled"),
         "limits": limits(),
         "python": platform.python_version(),

@@ -182,8 +182,12 @@ def sshfs_mounted(delay_ms: float = 0.0):
             _run(["ip", "-n", ns, "link", "set", ifname, "up"])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
         if delay_ms:
-            _run(["ip", "netns", "exec", srv_ns, "tc", "qdisc", "add", "dev", srv_if, "root",
-                  "netem", "delay", "%gms" % delay_ms])
+            r = subprocess.run(["ip", "netns", "exec", srv_ns, "tc", "qdisc", "add", "dev",
+                                srv_if, "root", "netem", "delay", "%gms" % delay_ms],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                raise Unavailable("netem delay on the link: %s (no sch_netem in this kernel?)"
+                                  % (r.stderr or r.stdout).strip())
         daemon = sshhosts.start_sshd(srv_ns, "10.213.0.2", hostkey,
                                      os.path.join(base, "authorized_keys"))
         ssh_cmd = ("ip netns exec %s ssh -F /dev/null -i %s -o StrictHostKeyChecking=no "

@@ -400,14 +400,19 @@ def test_reference_data_is_the_published_tables():
     assert by[("MG05", "Table 1", "NetBSD 2.0", "syscall.getpid")].value == 0.368
     lb = by[("LB96", "§5 (prose)", "Linux 1.2.8", "ctx.pipe_pingpong")]
     assert lb.value == 55 and "Pentium" in lb.machine
-    assert not any("Remote" in r.system for r in refs.references())
+    # Remote configurations are set beside results on a network file system only.
+    assert all(r.remote is True for r in refs.references() if r.system.endswith("Remote"))
+    assert all(r.remote is False for r in refs.references() if r.system.endswith("Local"))
+    t6 = by[("O90", "Table 6", "Sun3 SunOS 3.5", "fs.cache_read")]
+    assert (t6.metric, t6.x) == ("bandwidth", 16384)      # the 16 KB point of the sweep
     assert refs.o90_mips()["Sun3"] == 1.8
 
 
 def test_mips_relative_formula_reproduces_ousterhout():
     mips = refs.o90_mips()
     checked = 0
-    for table in refs.O90_MIPS_TABLES:
+    from osmeter.studies import o90
+    for table in o90.MIPS_TABLES:
         rows = [r for r in refs.references() if r.source == table and r.mips_relative is not None]
         ref_unix = next(r for r in rows if r.system == "Sun3 SunOS 3.5")
         ref_sprite = next(r for r in rows if r.system == "Sun3 Sprite")

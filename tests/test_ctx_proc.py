@@ -84,3 +84,48 @@ def test_a_helper_that_cannot_be_executed_fails_quickly(tmp_path, monkeypatch):
     inv = coreproc.invoke("proc.exec.dynamic", preset="smoke", timeout=60)
     assert inv.status == "failed" and "exec of the helper failed" in inv.reason
     assert time.monotonic() - start < 30   # never a wait for a byte that will not come
+
+
+def test_ring_ends_its_curve_at_the_descriptor_limit_and_says_so():
+    import resource
+    import subprocess
+
+    from osmeter import coreproc
+
+    def low_limit():   # in the core's process only: 200 descriptors
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))
+    r = subprocess.run([str(coreproc.core_path()), "run", "ctx.pipe_ring", "n=2,16,64,128",
+                        "samples=1", "batch_ms=1"], capture_output=True, text=True,
+                       timeout=120, preexec_fn=low_limit)
+    assert r.returncode == 0, r.stderr
+    inv = coreproc.parse_lines("ctx.pipe_ring", r.stdout.splitlines())
+    assert inv.status == "ok"
+    assert sorted({x for _, x, _ in inv.samples}) == [2, 16, 64]
+    assert inv.notes["curve_end"] == ("stopped before n=128: 128 processes need 272 "
+                                      "descriptors; RLIMIT_NOFILE is 200 (ulimit -n raises it)")
+
+
+def test_the_study_sizes_of_the_ring_reach_1024_processes():
+    from osmeter.catalog import Catalog
+    n = Catalog().param("ctx.pipe_ring", "n")
+    assert n["default"].split(",")[-1] == "1024"
+    assert "ctx.pipe_ring" in Catalog().suite("lb96")
+
+
+@pytest.mark.parametrize("what", ["fork", "exec"])
+def test_static_programs_fork_and_exec_faster_than_dynamic_ones(what):
+    """McGarry's Table 1: static linking makes process creation and program load cheaper
+    (fewer pages to copy, no dynamic loader).  Physics, not a unit test: the two are
+    measured alternately, so that the machine's state hits both alike, and the best of
+    each is compared (the minimum is what the operation costs without interference)."""
+    from osmeter import coreproc
+    best = {"static": float("inf"), "dynamic": float("inf")}
+    for _ in range(5):
+        for link in best:
+            inv = coreproc.invoke("proc.%s.%s" % (what, link), preset="smoke", timeout=120,
+                                  params={"samples": "3"})
+            if inv.status == "skipped":
+                pytest.skip(inv.reason)
+            assert inv.status == "ok", inv.reason
+            best[link] = min(best[link], *inv.values("latency"))
+    assert best["static"] < best["dynamic"], best

@@ -3,6 +3,7 @@ file systems made for the test: loop-mounted ext4, xfs, btrfs images and tmpfs
 (tests/fsimages.py), plus osmeter.fsinfo and the bad-input checks."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -13,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc, fsinfo
+from osmeter import coreproc, fsinfo, remote
 from tests import fsimages
+from tests.clirun import osmeter
 
 FS_BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
-              "fs.bonnie.seek", "fs.frag.layout", "fs.frag.contention", "mab.local",
-              "mab.remote", "fs.tar.create", "fs.tar.extract", "fs.rm_tree"]
+              "fs.bonnie.seek", "fs.bonnie.warm", "fs.frag.layout", "fs.frag.contention",
+              "mab.local", "mab.remote", "fs.tar.create", "fs.tar.extract", "fs.rm_tree",
+              "fs.openclose"]
 
 
 def mount_or_skip(kind, **kw):
@@ -50,14 +53,15 @@ def test_experiment_on_real_fs(fsdir, bench):
     kind, d = fsdir
     info = fsinfo.describe(d)
     assert info["fs_type"] == kind and "osmeter" in info["mount_point"]
-    expect = "skipped" if bench.startswith("fs.frag.") and kind == "tmpfs" else "ok"
+    in_memory = bench.startswith("fs.frag.") or bench == "fs.bonnie.warm"
+    expect = "skipped" if in_memory and kind == "tmpfs" else "ok"
     inv = run_in(bench, d, expect=expect)
     # The result says where it ran, and the core agrees with the mount table.
     assert inv.notes["directory"].startswith(d + "/osmeter-fs.")
     assert inv.notes["fs_type"] == kind
     assert os.listdir(d) in ([], ["lost+found"]), "left behind in %s: %s" % (d, os.listdir(d))
     if expect == "skipped":
-        assert "cold" in inv.reason and "tmpfs" in inv.reason
+        assert "tmpfs" in inv.reason and ("cold" in inv.reason or "memory" in inv.reason)
         return
     assert inv.samples and all(v > 0 for _, _, v in inv.samples)
     declared = {m["name"] for m in inv.header["metrics"]}
@@ -66,10 +70,11 @@ def test_experiment_on_real_fs(fsdir, bench):
         assert "not a known network file system" in inv.notes["warning"]
 
 
-@pytest.mark.root
 def test_remote_penalty():
-    assert fsinfo.remote_penalty_pct(100.0, 150.0) == pytest.approx(50.0)
-    assert fsinfo.remote_penalty_pct(427.0, 427.0) == 0.0
+    assert remote.penalty_pct(100.0, 150.0) == pytest.approx(50.0)
+    assert remote.penalty_pct(427.0, 427.0) == 0.0
+    # O90 Table 8 from Table 7's totals: Sun4 SunOS 4.0, 176 s local, 270 s remote.
+    assert round(remote.penalty_pct(176, 270)) == 53
 
 
 # ---- what each benchmark measures (in the private temp dir) ----------------------------
@@ -121,6 +126,56 @@ def test_mab_without_a_compiler_skips(smoke):
 def test_mab_remote_needs_a_dir(smoke):
     inv = smoke("mab.remote", expect="skipped")
     assert "network file system" in inv.reason
+
+
+@pytest.mark.parametrize("bench", ["fs.tar.create", "fs.tar.extract", "fs.rm_tree"])
+def test_camachos_vfs_tests_run_at_their_default_size(bench):
+    """modules=500 (the default) needs a main.c with a line per module: no fixed buffer."""
+    inv = coreproc.invoke(bench, params={"modules": "500", "file_bytes": "1k"},
+                          preset="smoke", timeout=300)
+    assert inv.status == "ok", inv.reason
+    assert inv.notes["tree"].startswith("101 directories, 1051 files")
+    assert inv.values("time")[0] > 0
+
+
+def test_openclose_works_in_the_directory_it_is_given(tmp_path, smoke):
+    d = tmp_path / "osmeter-oc"
+    d.mkdir()
+    inv = smoke("fs.openclose", dir=str(d))
+    assert inv.notes["directory"].startswith(str(d) + "/osmeter-fs.")
+    assert inv.values("foo") and inv.values("a/b/c/foo")
+    assert os.listdir(d) == []
+
+
+def test_bonnie_warm_in_a_memory_limited_cgroup(tmp_path, smoke):
+    """The page cache of an 8 MB machine: a 2 MB file stays cached, a 16 MB one cannot."""
+    d = tmp_path / "osmeter-warm"
+    d.mkdir()
+    if fsinfo.describe(str(d))["fs_type"] in ("tmpfs", "ramfs"):
+        pytest.skip("the test directory is in memory")
+    inv = coreproc.invoke("fs.bonnie.warm", params={"dir": str(d)}, preset="smoke",
+                          timeout=120)
+    if inv.status == "skipped":
+        assert "cgroup" in inv.reason
+        pytest.skip(inv.reason)
+    assert inv.status == "ok", inv.reason
+    assert inv.notes["memory_limit"].startswith("8388608 bytes: cgroup v")
+    cg = inv.notes["memory_limit"].split()[4]
+    assert not os.path.exists(cg), "cgroup left behind"
+    assert inv.values("resident", 2 << 20) == [100.0]
+    assert inv.values("resident", 16 << 20)[0] < 90
+    assert os.listdir(d) == []
+    unlimited = smoke("fs.bonnie.warm", dir=str(d), mem_limit="0")
+    assert unlimited.notes["memory_limit"].startswith("none")
+
+
+def test_bonniepp_runs_or_says_it_is_not_installed(smoke):
+    inv = coreproc.invoke("fs.bonniepp", preset="smoke", timeout=300)
+    if inv.status == "skipped":
+        assert "bonnie++ is not installed" in inv.reason
+        return
+    assert inv.status == "ok", inv.reason
+    assert "bonnie++" in inv.notes["command"] and inv.values("time")[0] > 0
 
 
 def test_tar_compression_is_recorded(smoke):
@@ -254,6 +309,29 @@ def test_bsd_and_macos_df_and_mount_parsing():
         "fs_type": "ext4", "mount_options": "rw,relatime"}
 
 
+def test_mount_points_with_spaces_and_freebsd_fuse():
+    df = ("Filesystem   512-blocks   Used Available Capacity  Mounted on\n"
+          "/dev/disk4s1   976490576 123456 976367120     1%    /Volumes/My Disk\n")
+    assert fsinfo._parse_df(df) == {"device": "/dev/disk4s1", "mount_point": "/Volumes/My Disk"}
+    df = ("Filesystem 512-blocks Used Available Capacity Mounted on\n"
+          "map auto_home 0 0 0 100% /System/Volumes/Data/home\n")
+    assert fsinfo._parse_df(df) == {"device": "map auto_home",
+                                    "mount_point": "/System/Volumes/Data/home"}
+    mount = ("/dev/disk4s1 on /Volumes/My Disk (apfs, local, nodev, nosuid, journaled)\n"
+             "/dev/disk5s1 on /Volumes/My (apfs, local)\n"
+             "alice@10.0.0.2:/srv on /mnt/remote (fusefs.sshfs, nosuid, synchronous, "
+             "mounted by alice)\n"
+             "/dev/sdb1 on /media/usb stick type vfat (rw,nosuid)\n")
+    assert fsinfo._parse_mount(mount, "/Volumes/My Disk") == {
+        "fs_type": "apfs", "mount_options": "local,nodev,nosuid,journaled"}
+    assert fsinfo._parse_mount(mount, "/Volumes/My") == {"fs_type": "apfs",
+                                                         "mount_options": "local"}
+    assert fsinfo._parse_mount(mount, "/mnt/remote") == {
+        "fs_type": "fusefs.sshfs", "mount_options": "nosuid,synchronous,mounted by alice"}
+    assert fsinfo._parse_mount(mount, "/media/usb stick") == {"fs_type": "vfat",
+                                                              "mount_options": "rw,nosuid"}
+
+
 def test_describe_agrees_with_df_and_mount(tmp_path):
     linux = fsinfo.describe(str(tmp_path))
     portable = fsinfo._portable(os.path.realpath(tmp_path))
@@ -264,31 +342,79 @@ def test_describe_agrees_with_df_and_mount(tmp_path):
 
 # ---- mab.remote on a network file system: sshfs across two network namespaces ---------
 
-def netns_names():
+def own_netns_names():
+    """The network namespaces this test process made (fsimages names them by our pid);
+    another test suite beside us may be making and removing its own meanwhile."""
     r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    names = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    return {n for n in names if n.startswith("osmeter-sshfs-") and
+            n.endswith("-%d" % os.getpid())}
 
 
 @pytest.mark.root
-def test_mab_remote_on_sshfs_and_the_remote_penalty(smoke):
-    before = set(netns_names())
+def test_remote_directory_on_sshfs_gives_a_positive_remote_penalty(tmp_path):
+    """O90 Tables 7-9 locally and on a remote file system: sshfs from a server in one
+    network namespace to a client in another across a link with 3 ms of delay (netem;
+    where the kernel has no netem, an undelayed link: ssh and FUSE still cost a round
+    trip per operation).  One `osmeter run --dir LOCAL --dir REMOTE` makes a run per
+    directory; `compare` pairs them and computes Ousterhout's remote penalty."""
+    assert not own_netns_names()
+    local = tmp_path / "osmeter-local"
+    local.mkdir()
+    db = tmp_path / "runs.sqlite"
+    delayed = True
     try:
-        ctx = fsimages.sshfs_mounted()
-        mnt = ctx.__enter__()
+        try:
+            ctx = fsimages.sshfs_mounted(delay_ms=3.0)
+            mnt = ctx.__enter__()
+        except fsimages.Unavailable as e:
+            if "netem" not in str(e):
+                raise
+            delayed = False
+            ctx = fsimages.sshfs_mounted()
+            mnt = ctx.__enter__()
     except fsimages.Unavailable as e:
         pytest.skip(str(e))
     try:
-        assert fsinfo.describe(mnt)["fs_type"] == "fuse.sshfs"
-        remote = run_in("mab.remote", mnt)
-        assert remote.notes["fs_type"] == "fuse" and "warning" not in remote.notes
+        info = fsinfo.describe(mnt)
+        assert info["fs_type"] == "fuse.sshfs" and info["remote"] is True
+        assert fsinfo.describe(str(local))["remote"] is False
+        osmeter("run", "mab.local", "mab.remote", "fs.openclose", "--smoke", "--runs", "3",
+                "--label", "rp", "--dir", local, "--dir", mnt, "--quiet", db=db, check=0,
+                timeout=600)
         assert os.listdir(mnt) == []
     finally:
         ctx.__exit__(None, None, None)
-    local = smoke("mab.local")
-    penalty = fsinfo.remote_penalty_pct(local.values("total")[0], remote.values("total")[0])
-    assert penalty > -100
+    runs = ["rp:dir=%s" % local, "rp:dir=%s" % mnt]
+    cmp = json.loads(osmeter("compare", *runs, "--json", db=db, check=0).stdout)
+    pens = cmp["remote_penalties"]
+    remote_id = cmp["runs"][1]["id"]
+    # Every pair of a local and a remote result, mab.remote being mab.local remotely.
+    assert {p["remote_run"] for p in pens} == {remote_id}
+    by = {}
+    for p in pens:
+        by.setdefault((p["bench"], p["metric"]), []).append(p["penalty_pct"])
+    assert len(by[("mab.local", "total")]) == 4          # 2 local x 2 remote results
+    # The file-system phases (O90's 'copy' column) and open/close pay for the network
+    # on every pair; the compile phase is CPU, so the total's penalty is positive where
+    # the delay makes every operation's round trip count.
+    assert min(by[("mab.local", "o90_copy")]) > 0, by
+    assert min(by[("fs.openclose", "foo")]) > 0 and min(by[("fs.openclose", "a/b/c/foo")]) > 0
+    if delayed:
+        assert min(by[("mab.local", "total")]) > 0, by
+    text = osmeter("compare", *runs, "--references", db=db, check=0).stdout
+    assert "Remote penalty (Ousterhout 1990, Table 8)" in text
+    # The remote rows of the paper now have our remote run beside them.
+    refs_ = {(r["source"], r["system"], r["metric"]): r for r in cmp_references(runs, db)}
+    ds = refs_[("Table 9", "DS3100 Ultrix 3.1 Remote", "foo")]
+    assert ds["measured"][0] is None and ds["measured"][1] > 0
     assert not fsimages.is_mounted(mnt) and not os.path.exists(mnt)
-    assert set(netns_names()) == before
+    assert not own_netns_names()
+
+
+def cmp_references(runs, db):
+    return json.loads(osmeter("compare", *runs, "--json", "--references", db=db,
+                              check=0).stdout)["references"]
 
 
 # ---- as an ordinary user (setpriv to nobody): permissions and root-only cache dropping ---

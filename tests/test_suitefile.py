@@ -1,5 +1,6 @@
 """Suite files: what a valid file becomes, and one clear line for each kind of mistake."""
 import json
+import re
 import textwrap
 
 import pytest
@@ -82,7 +83,10 @@ def test_invalid_toml_names_file_line_and_column(tmp_path, catalog):
         params = { samples = 3
     """)
     msg = error_of(path, catalog)
-    assert msg.startswith(path + ":3:") and "invalid TOML" in msg
+    # tomllib finds the table unclosed at the end of line 3; newer tomli (TOML 1.1 lets
+    # an inline table go on over lines) only at the end of the document, line 4
+    assert re.match(re.escape(path) + r":(3:\d+|4:1): invalid TOML: Unclosed inline table$",
+                    msg), msg
 
 
 @pytest.mark.parametrize("text, line, words", [

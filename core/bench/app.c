@@ -458,7 +458,7 @@ const struct om_bench om_family_app[] = {
      "ffmpeg decodes of an MP2 file; the study ran XMMS)", "CC06 T1 (app.cpu.xmms)",
      "full,cc06", 280.0, run_audio_play,
      {RUN_PARAMS("3", "1", "1", "0"),
-      {"instances", OM_LIST, "1,2,4", NULL, "1,2", 1, 64, NULL, "players at once"},
+      {"instances", OM_LIST, "1,2,4", NULL, "1,2,4", 1, 64, NULL, "players at once"},
       {"seconds", OM_INT, "30", "5", "1", 1, 3600, NULL, "length of the audio played"}},
      {{"cpu", "%", "lower", OM_SWEEP, "instances",
        "(user + system CPU time of all players) / wall time"}}},

@@ -26,6 +26,9 @@
 #include "../harness.h"
 #include "cmd.h"
 
+/* POSIX has the program declare it; only glibc's <unistd.h> does (with _GNU_SOURCE). */
+extern char **environ;
+
 /* ---- killing the command's process group on timeout and on our own death ---------- */
 
 static volatile sig_atomic_t timed_out;

@@ -25,13 +25,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <sys/vfs.h>
+#if __has_include(<linux/fiemap.h>) /* absent without the kernel's headers (Alpine) */
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/vfs.h>
-#else
+#endif
+#elif !defined(__NetBSD__) /* the BSDs' and macOS's statfs; NetBSD has statvfs only */
 #include <sys/mount.h>
 #include <sys/param.h>
+#endif
+/* Cold caches per file need posix_fadvise (not on OpenBSD, macOS); the residency check
+ * needs mincore (not on OpenBSD). */
+#ifdef POSIX_FADV_DONTNEED
+#define HAVE_FADVISE 1
+#endif
+#ifndef __OpenBSD__
+#define HAVE_MINCORE 1
 #endif
 
 #include "../harness.h"
@@ -64,6 +74,11 @@ const char *fs_type_name(const char *path)
     static char hex[32];
     snprintf(hex, sizeof hex, "magic 0x%lx", (unsigned long)sf.f_type);
     return hex;
+#elif defined(__NetBSD__)
+    static struct statvfs sv;
+    if (statvfs(path, &sv) != 0)
+        return "unknown";
+    return sv.f_fstypename;
 #else
     static struct statfs sf;
     if (statfs(path, &sf) != 0)
@@ -189,8 +204,9 @@ static enum cache_mode cache_mode(struct om_ctx *ctx)
                                          : CACHE_FADVISE;
 }
 
-/* Can this mode work here?  Returns OM_OK or the om_skip code. */
-static int cache_check(struct om_ctx *ctx, enum cache_mode mode)
+/* Can this mode work here (uses_fadvise: the benchmark makes files cold with
+ * posix_fadvise in this mode)?  Returns OM_OK or the om_skip code. */
+static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int uses_fadvise)
 {
     if (mode == CACHE_DROP && geteuid() != 0)
         return om_skip(ctx, "cache=drop_caches needs root (use cache=fadvise)");
@@ -202,12 +218,22 @@ static int cache_check(struct om_ctx *ctx, enum cache_mode mode)
     if (mode == CACHE_DIRECT)
         return om_skip(ctx, "cache=direct: this system has no O_DIRECT");
 #endif
+#ifndef HAVE_FADVISE
+    if (uses_fadvise)
+        return om_skip(ctx, "cache=%s needs posix_fadvise(POSIX_FADV_DONTNEED) to make the "
+                            "file cold, and this system has none (cache=warm measures the "
+                            "page cache)", om_str(ctx, "cache"));
+#endif
     return OM_OK;
 }
 
 /* Percentage of the file's pages in the page cache (mincore), or -1 if unknown. */
 static double resident_pct(const char *path)
 {
+#ifndef HAVE_MINCORE
+    (void)path;
+    return -1;
+#else
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
@@ -233,6 +259,7 @@ static double resident_pct(const char *path)
     free(vec);
     munmap(map, size);
     return pct;
+#endif
 }
 
 /* Push the file's data to disk and out of the page cache; returns the percentage of its
@@ -247,10 +274,16 @@ static double drop_file_cache(enum cache_mode mode, const char *path)
             close(fd);
         return -2;
     }
+#ifdef HAVE_FADVISE
     int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+#else
+    int rc = ENOSYS; /* cache_check() skips these modes here */
+#endif
     close(fd);
-    if (rc != 0)
+    if (rc != 0) {
+        errno = rc; /* posix_fadvise returns the error instead of setting errno */
         return -2;
+    }
     if (mode == CACHE_DROP) {
         sync();
         int p = open("/proc/sys/vm/drop_caches", O_WRONLY);
@@ -560,22 +593,35 @@ static int bonnie_one_size(struct bonnie *b, enum bonnie_phase phase)
     }
 }
 
+/* The `sizes` parameter, each at least one block: the count and the biggest, or -1 after
+ * reporting a bad parameter. */
+static int bonnie_sizes(struct om_ctx *ctx, size_t block, long long *sizes, long long *biggest)
+{
+    int n = om_list(ctx, "sizes", sizes);
+    *biggest = 0;
+    for (int i = 0; i < n; i++)
+        if (sizes[i] < (long long)block)
+            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
+                                block), -1;
+        else if (sizes[i] > *biggest)
+            *biggest = sizes[i];
+    return n;
+}
+
 static int run_bonnie(struct om_ctx *ctx, enum bonnie_phase phase)
 {
     struct bonnie b = {.ctx = ctx, .cache = cache_mode(ctx), .block = (size_t)om_int(ctx, "block"),
                        .fsync = strcmp(om_str(ctx, "fsync"), "yes") == 0};
-    int rc = cache_check(ctx, b.cache);
+    /* cache=direct bypasses the cache, except for the per-character reads */
+    int uses_fadvise = phase != B_WRITE && b.cache != CACHE_WARM &&
+                       (b.cache != CACHE_DIRECT || phase == B_READ);
+    int rc = cache_check(ctx, b.cache, uses_fadvise);
     if (rc)
         return rc;
-    long long sizes[OM_MAX_LIST];
-    int n = om_list(ctx, "sizes", sizes);
-    long long biggest = 0;
-    for (int i = 0; i < n; i++)
-        if (sizes[i] < (long long)b.block)
-            return om_bad_param(ctx, "sizes: %lld is smaller than one %zu-byte block", sizes[i],
-                                b.block);
-        else if (sizes[i] > biggest)
-            biggest = sizes[i];
+    long long sizes[OM_MAX_LIST], biggest;
+    int n = bonnie_sizes(ctx, b.block, sizes, &biggest);
+    if (n < 0)
+        return OM_BADPARAM;
     char dir[PATH_MAX];
     if ((rc = fs_workdir(ctx, biggest, dir, sizeof dir)))
         return rc;
@@ -616,12 +662,296 @@ static int run_bonnie_rewrite(struct om_ctx *ctx) { return run_bonnie(ctx, B_REW
 static int run_bonnie_read(struct om_ctx *ctx) { return run_bonnie(ctx, B_READ); }
 static int run_bonnie_seek(struct om_ctx *ctx) { return run_bonnie(ctx, B_SEEK); }
 
+/* ---- a memory-limited cgroup: the page cache of a small machine (Linux) -------------- */
+
+/*
+ * Lai & Baker's machine had 32 MB and cached bonnie's file "for sizes up to 20 megabytes";
+ * today's page cache is gigabytes.  A child process in a cgroup whose memory is limited
+ * sees a page cache of that size: its file pages are charged to the cgroup and reclaimed
+ * at the limit.  Cgroup v1's memory controller where it is mounted (a child of our own
+ * cgroup there), else cgroup v2 (a sibling of our cgroup: v2 allows no processes in a
+ * cgroup that has children).  Needs root or a delegated cgroup; the directory is removed
+ * at the end and, when the core is killed, by the harness's exit clean-up.
+ */
+struct memcg {
+    char dir[PATH_MAX];
+    char procs[PATH_MAX + 16];
+};
+
+#ifdef __linux__
+/* Whether a comma-separated list ("rw,memory") has the word "memory". */
+static int names_memory(const char *list)
+{
+    for (const char *p = list; (p = strstr(p, "memory")); p += 6)
+        if ((p == list || p[-1] == ',') && (p[6] == 0 || p[6] == ','))
+            return 1;
+    return 0;
+}
+
+/* The first line of a file for which fn(line, v2, out, len) says yes; 0 or -1. */
+static int find_line(const char *path, int (*fn)(char *, int, char *, size_t), int v2,
+                     char *out, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        found = fn(line, v2, out, len);
+    }
+    fclose(f);
+    return found ? 0 : -1;
+}
+
+/* A /proc/self/mountinfo line of the cgroup v1 hierarchy with the memory controller
+ * (v2 = 0) or of the cgroup v2 hierarchy (v2 = 1): its mount point into out. */
+static int cgroup_mount_line(char *line, int v2, char *out, size_t len)
+{
+    char mnt[PATH_MAX], type[64], opts[1024] = "";
+    char *dash = strstr(line, " - ");
+    if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+        sscanf(dash + 3, "%63s %*s %1023s", type, opts) < 1)
+        return 0;
+    if (!(v2 ? strcmp(type, "cgroup2") == 0 : strcmp(type, "cgroup") == 0 && names_memory(opts)))
+        return 0;
+    snprintf(out, len, "%s", mnt);
+    return 1;
+}
+
+/* A /proc/self/cgroup line ("id:controllers:path") of that hierarchy: its path. */
+static int own_cgroup_line(char *line, int v2, char *out, size_t len)
+{
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return 0;
+    *c2 = 0;
+    if (!(v2 ? strncmp(line, "0:", 2) == 0 && !c1[1] : names_memory(c1 + 1)))
+        return 0;
+    snprintf(out, len, "%s", c2 + 1);
+    return 1;
+}
+
+static int cgroup_mount(int v2, char *out, size_t len)
+{
+    return find_line("/proc/self/mountinfo", cgroup_mount_line, v2, out, len);
+}
+
+static int own_cgroup(int v2, char *out, size_t len)
+{
+    return find_line("/proc/self/cgroup", own_cgroup_line, v2, out, len);
+}
+
+static int write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    int bad = om_write_full(fd, text, strlen(text));
+    return close(fd) != 0 || bad ? -1 : 0;
+}
+#endif
+
+/* Make the cgroup and limit its memory to `limit` bytes; OM_OK or om_skip/om_fail. */
+static int memcg_make(struct om_ctx *ctx, long long limit, struct memcg *cg)
+{
+#ifdef __linux__
+    char mnt[PATH_MAX], own[PATH_MAX], parent[PATH_MAX], check[2 * PATH_MAX + 64], text[64];
+    int v2 = cgroup_mount(0, mnt, sizeof mnt) != 0;
+    if (v2 && cgroup_mount(1, mnt, sizeof mnt) != 0)
+        return om_skip(ctx, "no cgroup hierarchy with the memory controller is mounted "
+                            "(mem_limit=0 runs without a limit)");
+    if (own_cgroup(v2, own, sizeof own) != 0)
+        return om_skip(ctx, "cannot tell this process's cgroup from /proc/self/cgroup");
+    snprintf(parent, sizeof parent, "%s", own);
+    if (v2) {
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+            *slash = 0;
+        else
+            snprintf(parent, sizeof parent, "/");
+        snprintf(check, sizeof check, "%s%s/cgroup.subtree_control", mnt, parent);
+        FILE *f = fopen(check, "r");
+        char ctrl[512] = "";
+        if (f) {
+            if (!fgets(ctrl, sizeof ctrl, f))
+                ctrl[0] = 0;
+            fclose(f);
+        }
+        if (!strstr(ctrl, "memory"))
+            return om_skip(ctx, "the memory controller is not enabled for child cgroups in "
+                                "%s%s (cgroup.subtree_control)", mnt, parent);
+    }
+    if (snprintf(cg->dir, sizeof cg->dir, "%s%s%sosmeter-bonnie.%d", mnt, parent,
+                 strcmp(parent, "/") == 0 ? "" : "/", (int)getpid()) >= (int)sizeof cg->dir)
+        return om_skip(ctx, "the cgroup path %s%s is too long", mnt, parent);
+    if (mkdir(cg->dir, 0755) != 0)
+        return om_skip(ctx, "cannot create the cgroup %s: %s (needs root or a delegated "
+                            "cgroup; mem_limit=0 runs without a limit)", cg->dir, strerror(errno));
+    om_remove_at_exit(cg->dir);
+    snprintf(check, sizeof check, "%s/%s", cg->dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+    snprintf(text, sizeof text, "%lld", limit);
+    if (write_text(check, text) != 0) {
+        int e = errno;
+        rmdir(cg->dir);
+        return om_fail(ctx, "setting %s to %s: %s", check, text, strerror(e));
+    }
+    if (v2) { /* no swapping out of the limit either (where swap is accounted) */
+        snprintf(check, sizeof check, "%s/memory.swap.max", cg->dir);
+        if (access(check, W_OK) == 0)
+            write_text(check, "0");
+    }
+    snprintf(cg->procs, sizeof cg->procs, "%s/cgroup.procs", cg->dir);
+    om_note(ctx, "memory_limit", "%lld bytes: cgroup %s %s (file pages are charged to it "
+            "and reclaimed at the limit)", limit, v2 ? "v2" : "v1", cg->dir);
+    return OM_OK;
+#else
+    (void)limit, (void)cg;
+    return om_skip(ctx, "memory-limited cgroups are Linux-only (mem_limit=0 runs without a "
+                        "limit: the whole page cache)");
+#endif
+}
+
+/* Move the calling process into the cgroup; 0 or -1. */
+static int memcg_join(const struct memcg *cg)
+{
+#ifdef __linux__
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    return write_text(cg->procs, pid);
+#else
+    (void)cg;
+    return -1;
+#endif
+}
+
+/* ---- fs.bonnie.warm: bonnie with the page cache left warm -------------------------- */
+
+/* What the measuring child reports for one file size. */
+struct warm_record {
+    long long size;
+    uint64_t write_ns, read_ns;
+    double resident_pct;
+    char error[400]; /* "" when it worked */
+};
+
+/* The child: in the cgroup, for each pass and size write the file (timed, no fsync, as
+ * the original bonnie), flush it (untimed), read it back (timed: whatever the page cache
+ * kept is read from memory), note how much of it stayed resident. */
+static void warm_child(struct bonnie *b, const struct memcg *cg, const long long *sizes, int n,
+                       long long passes, int out)
+{
+    struct warm_record r;
+    memset(&r, 0, sizeof r);
+    if (cg && memcg_join(cg) != 0) {
+        snprintf(r.error, sizeof r.error, "joining the cgroup %.300s: %s", cg->dir,
+                 strerror(errno));
+        om_write_full(out, &r, sizeof r);
+        _exit(1);
+    }
+    for (long long pass = 0; pass < passes; pass++)
+        for (int i = 0; i < n; i++) {
+            memset(&r, 0, sizeof r);
+            b->size = r.size = sizes[i] / (long long)b->block * (long long)b->block;
+            int fd = -1;
+            const char *what = !(r.write_ns = write_block(b)) ? "block write"
+                               : (fd = open(b->path, O_RDONLY)) < 0 || fsync(fd) != 0 ? "fsync"
+                               : !(r.read_ns = read_block(b)) ? "block read" : NULL;
+            if (fd >= 0)
+                close(fd);
+            if (what)
+                snprintf(r.error, sizeof r.error, "%s of %.300s (%lld bytes): %s", what,
+                         b->path, r.size, strerror(errno));
+            r.resident_pct = what ? -1 : resident_pct(b->path);
+            unlink(b->path);
+            if (om_write_full(out, &r, sizeof r) != 0 || what)
+                _exit(1);
+        }
+    _exit(0);
+}
+
+static int run_bonnie_warm(struct om_ctx *ctx)
+{
+    struct bonnie b = {.ctx = ctx, .cache = CACHE_WARM, .block = (size_t)om_int(ctx, "block")};
+    long long limit = om_int(ctx, "mem_limit"), sizes[OM_MAX_LIST], biggest;
+    int n = bonnie_sizes(ctx, b.block, sizes, &biggest);
+    if (n < 0)
+        return OM_BADPARAM;
+    char dir[PATH_MAX];
+    int rc = fs_workdir(ctx, biggest, dir, sizeof dir);
+    if (rc)
+        return rc;
+    const char *type = fs_type_name(dir);
+    if (limit > 0 && (strcmp(type, "tmpfs") == 0 || strcmp(type, "ramfs") == 0))
+        return om_skip(ctx, "%s keeps files in memory: a memory limit below the file size would "
+                            "kill the writer (give dir= on a disk, or mem_limit=0)", type);
+    struct memcg cg;
+    if (limit > 0 && (rc = memcg_make(ctx, limit, &cg)))
+        return rc;
+    if (limit == 0)
+        om_note(ctx, "memory_limit", "none: the whole page cache of the machine");
+    om_note(ctx, "cache", "%s", cache_how(CACHE_WARM));
+    om_note(ctx, "timing", "write: open to close, no fsync (as the original bonnie), then an "
+            "untimed fsync; read: open to close, right after");
+    snprintf(b.path, sizeof b.path, "%s/bonnie.dat", dir);
+    if (posix_memalign((void **)&b.buf, 4096, b.block))
+        return om_fail(ctx, "out of memory for a %zu-byte block", b.block);
+    memset(b.buf, 'b', b.block);
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        free(b.buf);
+        return om_fail(ctx, "pipe: %s", strerror(errno));
+    }
+    fflush(stdout); /* the child must not repeat what is buffered */
+    pid_t pid = om_fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        warm_child(&b, limit > 0 ? &cg : NULL, sizes, n, om_int(ctx, "samples"), pipefd[1]);
+    }
+    close(pipefd[1]);
+    free(b.buf);
+    if (pid < 0) {
+        close(pipefd[0]);
+        return om_fail(ctx, "fork: %s", strerror(errno));
+    }
+    struct warm_record r;
+    const char *error = NULL;
+    static char child_error[sizeof r.error];
+    while (!error && om_read_full(pipefd[0], &r, sizeof r) == 0) {
+        if (r.error[0]) {
+            snprintf(child_error, sizeof child_error, "%s", r.error);
+            error = child_error;
+            break;
+        }
+        om_sample(ctx, "write", r.size, mbps(r.size, r.write_ns));
+        om_sample(ctx, "read", r.size, mbps(r.size, r.read_ns));
+        if (r.resident_pct >= 0)
+            om_sample(ctx, "resident", r.size, r.resident_pct);
+    }
+    close(pipefd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    om_child_untrack(pid);
+    if (limit > 0 && rmdir(cg.dir) != 0 && errno != ENOENT)
+        om_note(ctx, "warning", "could not remove the cgroup %s: %s", cg.dir, strerror(errno));
+    if (error)
+        return om_fail(ctx, "%s", error);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return om_fail(ctx, "the measuring process %s%s",
+                       WIFSIGNALED(status) ? "was killed by signal " : "exited with status ",
+                       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "1");
+    return OM_OK;
+}
+
 /* ---- fs.frag.*: fragmentation and contention (von Leitner) ---------------------------- */
 
 /* Number of extents of a file (FIEMAP), or -1 where unknown. */
+#if defined(__linux__) && defined(FS_IOC_FIEMAP)
+#define HAVE_FIEMAP 1
 static long file_extents(const char *path)
 {
-#if defined(__linux__) && defined(FS_IOC_FIEMAP)
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
@@ -630,11 +960,8 @@ static long file_extents(const char *path)
     long n = ioctl(fd, FS_IOC_FIEMAP, &fm) == 0 ? (long)fm.fm_mapped_extents : -1;
     close(fd);
     return n;
-#else
-    (void)path;
-    return -1;
-#endif
 }
+#endif
 
 /*
  * Write `size` bytes to each of the files in chunks.  Alone (one file, in order, one
@@ -752,7 +1079,7 @@ static int frag_setup(struct om_ctx *ctx, int nfiles, char dir[], long long *siz
     *mode = cache_mode(ctx);
     if (*mode != CACHE_FADVISE && *mode != CACHE_DROP)
         return om_bad_param(ctx, "cache: fs.frag.* needs fadvise or drop_caches");
-    int rc = cache_check(ctx, *mode);
+    int rc = cache_check(ctx, *mode, 1);
     if (rc)
         return rc;
     *chunk = (size_t)om_int(ctx, "chunk");
@@ -788,8 +1115,14 @@ static int run_frag_layout(struct om_ctx *ctx)
     }
     unlink(c); /* only its pieces' place between the other file's mattered */
     free(buf);
+#ifdef HAVE_FIEMAP
     om_note(ctx, "extents", "contiguous file: %ld, interleaved file: %ld (FIEMAP; -1 = unknown)",
             file_extents(a), file_extents(b));
+#elif defined(__linux__)
+    om_note(ctx, "extents", "not counted: this build has no FIEMAP (<linux/fiemap.h>)");
+#else
+    om_note(ctx, "extents", "not counted: FIEMAP is a Linux facility");
+#endif
     size_t rchunk = (size_t)om_int(ctx, "read_block");
     for (long long s = 0; s < om_int(ctx, "samples"); s++) {
         double v;
@@ -870,7 +1203,7 @@ const struct om_bench om_family_fs[] = {
     {"fs.crtdel", "create, write N bytes, close, reopen, read, close, delete a file",
      "O90 T10; LB96 §7.2 Fig 12", "quick,full,o90,lb96", 10.0, run_crtdel,
      {FS_DIR_PARAM,
-      {"sizes", OM_LIST, "0,1k,10k,100k,1m", NULL, "0,1k,100k", 0, 64 << 20, NULL,
+      {"sizes", OM_LIST, "0,1k,10k,100k,1m", NULL, "0,10k,100k", 0, 64 << 20, NULL,
        "bytes written and read back"},
       {"fsync", OM_CHOICE, "both", NULL, NULL, 0, 0, "both|without|with",
        "time the sequence without fsync, with fsync before close, or both"},
@@ -881,19 +1214,35 @@ const struct om_bench om_family_fs[] = {
       {"sequence_fsync", "ms", "lower", OM_SWEEP, "bytes",
        "the same with fsync() before the first close (durable data)"}}},
     {"fs.bonnie.write", "bonnie sequential write: per character (putc) and by block",
-     "LB96 §7.1 Fig 9", "quick,full,lb96", 20.0, run_bonnie_write, {BONNIE_PARAMS},
+     "LB96 §7.1 Fig 10", "quick,full,lb96", 20.0, run_bonnie_write, {BONNIE_PARAMS},
      {BONNIE_BW("per_char", "putc() of every byte"), BONNIE_BW("block", "write() of blocks")}},
     {"fs.bonnie.rewrite", "bonnie rewrite: read a block, change it, seek back, write it",
      "LB96 §7.1 (bonnie)", "quick,full,lb96", 10.0, run_bonnie_rewrite, {BONNIE_PARAMS},
      {BONNIE_BW("rewrite", "read+rewrite of every block")}},
     {"fs.bonnie.read", "bonnie sequential read, cold: per character (getc) and by block",
-     "LB96 §7.1 Fig 10", "quick,full,lb96", 30.0, run_bonnie_read, {BONNIE_PARAMS},
+     "LB96 §7.1 Fig 9", "quick,full,lb96", 30.0, run_bonnie_read, {BONNIE_PARAMS},
      {BONNIE_BW("per_char", "getc() of every byte"), BONNIE_BW("block", "read() of blocks")}},
     {"fs.bonnie.seek", "bonnie random seeks, cold: read a block at a random offset, write it back",
      "LB96 §7.1 Fig 11", "quick,full,lb96", 12.0, run_bonnie_seek,
      {BONNIE_PARAMS, {"seeks", OM_INT, "4000", "500", "100", 1, 100000000, NULL,
                       "seeks per pass (bonnie: 4000)"}},
      {{"seeks", "seeks/s", "higher", OM_SWEEP, "file_bytes", "random block read+write-backs per second"}}},
+    {"fs.bonnie.warm", "bonnie write and read with the page cache left warm, in a cgroup whose "
+     "memory limit plays the machine's RAM (LB96's 'cached up to 20 MB of 32 MB')",
+     "LB96 §7.1 Figs 9-10", "full,lb96", 15.0, run_bonnie_warm,
+     {FS_DIR_PARAM,
+      {"sizes", OM_LIST, "2m,4m,8m,12m,16m,20m,24m,28m,32m,40m,50m,64m,100m", "4m,16m,32m,64m",
+       "2m,16m", 8192, 64LL << 30, NULL, "file sizes, bytes: below and beyond mem_limit"},
+      {"mem_limit", OM_INT, "32m", NULL, "8m", 0, 1LL << 40, NULL,
+       "memory of the cgroup the measurement runs in (LB96: a 32 MB machine); 0 = no "
+       "cgroup, the machine's whole page cache"},
+      {"block", OM_INT, "8k", NULL, NULL, 512, 16 << 20, NULL, "block size of block I/O"},
+      {"samples", OM_INT, "1", NULL, NULL, 1, 1000, NULL,
+       "passes over all sizes in one process (bonnie: one per invocation)"}},
+     {BONNIE_BW("write", "write() of blocks, no fsync"),
+      BONNIE_BW("read", "read() of blocks right after the write"),
+      {"resident", "%", "higher", OM_SWEEP, "file_bytes",
+       "share of the file in the page cache after the read (mincore)"}}},
     {"fs.frag.layout", "cold sequential read of a file written alone vs one written as BitTorrent does",
      "VL03 (net.download_frag, local disk)", "quick,full,vl03", 40.0, run_frag_layout,
      {FRAG_PARAMS},

@@ -33,7 +33,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,35 +94,10 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
-/* Placement ("pin"): same = server and clients on one CPU (om_apply_placement: the
- * last one this process may use), as on the studies' uniprocessors; split = the server
- * on that CPU and the clients on another; none = the scheduler decides.  For split,
- * sets the two CPUs that start_server() applies (else both -1).  OM_OK or a skip. */
-static int placement(struct om_ctx *ctx, int *server_cpu, int *client_cpu)
-{
-    *server_cpu = *client_cpu = -1;
-    if (strcmp(om_str(ctx, "pin"), "split") != 0)
-        return om_apply_placement(ctx);
-    int cpus[2], n = 0;
-#ifdef __linux__
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
-        for (int i = CPU_SETSIZE - 1; i >= 0 && n < 2; i--)
-            if (CPU_ISSET(i, &allowed))
-                cpus[n++] = i;
-#endif
-    if (n < 2 || om_pin_cpu(cpus[1]))
-        return om_skip(ctx, "pin=split needs two CPUs to pin to; use pin=same or pin=none");
-    *server_cpu = cpus[0];
-    *client_cpu = cpus[1];
-    om_note(ctx, "placement", "server on CPU %d, clients on CPU %d", cpus[0], cpus[1]);
-    return OM_OK;
-}
-
 /* Generate the files, listen on loopback and fork the server; waits until it serves. */
 static int start_server(struct om_ctx *ctx, struct server_child *sc, const char *mech,
                         const char *loopback, const long long *sizes, int nsizes,
-                        int max_conns, int idle_s, int server_cpu, int client_cpu,
+                        int max_conns, int idle_s, const struct om_placement *pl,
                         int want_notify)
 {
     char err[512], dir[PATH_MAX];
@@ -149,11 +123,7 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
         close(lfd);
         return om_fail(ctx, "server set-up: %s", strerror(e));
     }
-    if (server_cpu >= 0)
-        om_pin_cpu(server_cpu); /* the child inherits it */
     sc->pid = om_fork();
-    if (sc->pid > 0 && client_cpu >= 0)
-        om_pin_cpu(client_cpu); /* and this process, with the clients it forks, this one */
     if (sc->pid < 0) {
         int e = errno;
         close(lfd);
@@ -164,6 +134,8 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
         return om_fail(ctx, "fork: %s", strerror(e));
     }
     if (sc->pid == 0) {
+        if (om_place_far(pl)) /* the server is the far end; the clients stay near */
+            _exit(1);
         if (pfd[0] >= 0)
             close(pfd[0]);
         struct httpd_config cfg = {
@@ -355,18 +327,19 @@ static int run_curve(struct om_ctx *ctx, int time_request)
      * both need the soft descriptor limit raised; a few stay spare for stdio and pipes. */
     long long nofile = httpd_raise_nofile();
     long long cap = max, limit_by_fds = nofile - 16 - 1;
-    int server_cpu, client_cpu;
-    int rc = placement(ctx, &server_cpu, &client_cpu);
+    struct om_placement pl;
+    int rc = om_place(ctx, 0, &pl);
     if (rc)
         return rc;
     struct server_child sc;
     rc = start_server(ctx, &sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1", &size,
-                      1, (int)(max + 1), idle_s, server_cpu, client_cpu, 1);
+                      1, (int)(max + 1), idle_s, &pl, 1);
     if (rc) {
         stop_server(&sc);
         return rc;
     }
     om_note(ctx, "mech", "%s", mech);
+    om_note(ctx, "file_io", "%s", httpd_file_io());
     om_note(ctx, "server_capacity", "%d connections", sc.probe->capacity);
     om_note(ctx, "timed", "%s", time_request
             ? "send() of a GET to the last byte of its response, on the newest connection "
@@ -790,8 +763,8 @@ static int run_throughput(struct om_ctx *ctx)
     memset(&sc, 0, sizeof sc);
     sc.pid = -1;
     sc.notify_rd = -1;
-    int server_cpu, client_cpu;
-    int rc = placement(ctx, &server_cpu, &client_cpu);
+    struct om_placement pl;
+    int rc = om_place(ctx, *target != 0, &pl); /* an external server places itself */
     if (rc)
         return rc;
     if (*target) {
@@ -801,12 +774,13 @@ static int run_throughput(struct om_ctx *ctx)
         om_note(ctx, "target", "%s (an external server; mech does not apply)", target);
     } else {
         rc = start_server(ctx, &sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1",
-                          sizes, 2, conns + 16, 600, server_cpu, client_cpu, 0);
+                          sizes, 2, conns + 16, 600, &pl, 0);
         if (rc) {
             stop_server(&sc);
             return rc;
         }
         om_note(ctx, "mech", "%s", mech);
+        om_note(ctx, "file_io", "%s", httpd_file_io());
     }
     om_note(ctx, "client", "%d process%s, %s, %d keep-alive connections, one request "
                            "outstanding on each", clients, clients > 1 ? "es" : "", ev_best(),

@@ -44,66 +44,12 @@
 #endif
 
 /* ---- placement --------------------------------------------------------------------- */
-
-struct placement {
-    int near_cpu, far_cpu; /* -1: not pinned */
-};
-
-static int allowed_cpus(int *cpus, int max)
-{
-    int n = 0;
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        for (int i = 0; i < CPU_SETSIZE && n < max; i++)
-            if (CPU_ISSET(i, &set))
-                cpus[n++] = i;
-        return n;
-    }
-#endif
-    for (n = 0; n < om_ncpus() && n < max; n++)
-        cpus[n] = n;
-    return n;
-}
-
 /* pin=same (the default): both ends on one CPU, as on the studies' uniprocessors; the
  * two ends then take turns, so a bandwidth is the cost of copying in and out plus the
  * switches.  split: one CPU each, so they overlap (the two-CPU figure), but every wake-up
  * crosses CPUs, which on a VM can cost more than it saves.  none: the scheduler decides
- * (least repeatable).  A remote far end is placed by its own scheduler. */
-static int place(struct om_ctx *ctx, int remote, struct placement *pl)
-{
-    const char *pin = om_str(ctx, "pin");
-    int cpus[2], n = allowed_cpus(cpus, 2);
-    pl->near_cpu = pl->far_cpu = -1;
-    if (strcmp(pin, "none") == 0) {
-        om_note(ctx, "placement", "not pinned: the scheduler places both ends (%d CPUs online)",
-                om_ncpus());
-        return OM_OK;
-    }
-    if (strcmp(pin, "split") == 0 && n < 2 && !remote)
-        return om_skip(ctx, "pin=split needs two CPUs and this process may use %d", n);
-    pl->near_cpu = cpus[0];
-    pl->far_cpu = remote ? -1 : strcmp(pin, "split") == 0 ? cpus[1] : cpus[0];
-    if (om_pin_cpu(pl->near_cpu))
-        return om_skip(ctx, "cannot pin to CPU %d (%s); use pin=none", pl->near_cpu,
-                       strerror(errno));
-    if (remote)
-        om_note(ctx, "placement", "near end on CPU %d; far end on the peer, placed by its "
-                                  "own scheduler", pl->near_cpu);
-    else if (pl->far_cpu == pl->near_cpu)
-        om_note(ctx, "placement", "both ends on CPU %d", pl->near_cpu);
-    else
-        om_note(ctx, "placement", "near end on CPU %d, far end on CPU %d", pl->near_cpu,
-                pl->far_cpu);
-    return OM_OK;
-}
-
-static void pin_child(int cpu)
-{
-    if (cpu >= 0 && om_pin_cpu(cpu))
-        _exit(1);
-}
+ * (least repeatable).  The harness places them (om_place); a remote far end is placed
+ * by its own scheduler. */
 
 /* Wait up to ms for a child that should be exiting, then kill it. */
 static void reap_child(pid_t pid, int ms)
@@ -245,7 +191,7 @@ enum local_kind { LOCAL_PIPE, LOCAL_UNIX };
 
 /* Fork the far end: echo > 0 makes it echo messages of that size, else it is a sink. */
 static int local_open(struct om_ctx *ctx, enum local_kind kind, size_t echo,
-                      const struct placement *pl, struct local_pair *lp)
+                      const struct om_placement *pl, struct local_pair *lp)
 {
     int a[2], b[2] = {-1, -1};
     if (kind == LOCAL_PIPE ? pipe(a) || pipe(b) : socketpair(AF_UNIX, SOCK_STREAM, 0, a))
@@ -255,7 +201,8 @@ static int local_open(struct om_ctx *ctx, enum local_kind kind, size_t echo,
     if (lp->child < 0)
         return om_fail(ctx, "fork: %s", strerror(errno));
     if (lp->child == 0) {
-        pin_child(pl->far_cpu);
+        if (om_place_far(pl))
+            _exit(1);
         if (kind == LOCAL_UNIX) {
             close(a[0]);
             if (echo)
@@ -309,8 +256,8 @@ static int local_transfer(void *arg, long long total, size_t chunk, uint64_t *ns
 static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const long long *sizes,
                            int nsizes, int sweep)
 {
-    struct placement pl;
-    int rc = place(ctx, 0, &pl);
+    struct om_placement pl;
+    int rc = om_place(ctx, 0, &pl);
     if (rc)
         return rc;
     long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples"), maxchunk = 0;
@@ -351,8 +298,8 @@ static int run_unix_bw(struct om_ctx *ctx)
 
 static int run_unix_lat(struct om_ctx *ctx)
 {
-    struct placement pl;
-    int rc = place(ctx, 0, &pl);
+    struct om_placement pl;
+    int rc = om_place(ctx, 0, &pl);
     if (rc)
         return rc;
     struct round_trip rt = {.size = (size_t)om_int(ctx, "size")};
@@ -409,7 +356,7 @@ static int connect_within(int fd, const struct sockaddr *sa, socklen_t len, int 
 }
 
 /* A local far end: a child serving one session on a loopback listening socket. */
-static int far_open_local(struct om_ctx *ctx, int family, const struct placement *pl,
+static int far_open_local(struct om_ctx *ctx, int family, const struct om_placement *pl,
                           struct far *f, char *secret)
 {
     struct sockaddr_storage a;
@@ -441,7 +388,8 @@ static int far_open_local(struct om_ctx *ctx, int family, const struct placement
         return om_fail(ctx, "fork: %s", strerror(errno));
     }
     if (f->child == 0) {
-        pin_child(pl->far_cpu);
+        if (om_place_far(pl))
+            _exit(1);
         struct pollfd p = {lfd, POLLIN, 0};
         int fd = poll(&p, 1, 10000) == 1 ? accept(lfd, NULL, NULL) : -1;
         close(lfd);
@@ -495,7 +443,7 @@ static int far_open_peer(struct om_ctx *ctx, int family, const char *peer, struc
     return OM_OK;
 }
 
-static int far_open(struct om_ctx *ctx, int family, const struct placement *pl, struct far *f)
+static int far_open(struct om_ctx *ctx, int family, const struct om_placement *pl, struct far *f)
 {
     const char *peer = om_str(ctx, "peer");
     char local_secret[65];
@@ -573,8 +521,8 @@ static void far_close(struct far *f)
 /* Placement and the far end, for every UDP/TCP benchmark. */
 static int far_setup(struct om_ctx *ctx, int family, struct far *f)
 {
-    struct placement pl;
-    int rc = place(ctx, *om_str(ctx, "peer") != 0, &pl);
+    struct om_placement pl;
+    int rc = om_place(ctx, *om_str(ctx, "peer") != 0, &pl);
     if (rc)
         return rc;
     rc = far_open(ctx, family, &pl, f);

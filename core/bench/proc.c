@@ -60,8 +60,10 @@ static uint64_t timed_until_report(void *arg, uint64_t n)
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
-            if (a->helper)
-                execl(a->helper, a->helper, "report", a->fd_arg, (char *)NULL);
+            if (a->helper) {
+                char *argv[] = {(char *)a->helper, "report", a->fd_arg, NULL};
+                om_exec_own(a->helper, argv);
+            }
             c = a->helper ? 'E' : 'x';
             _exit(write(a->pipe_w, &c, 1) == 1 && c == 'x' ? 0 : 127);
         }
@@ -128,8 +130,10 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
-            if (a->helper)
-                execl(a->helper, a->helper, "exit", (char *)NULL);
+            if (a->helper) {
+                char *argv[] = {(char *)a->helper, "exit", NULL};
+                om_exec_own(a->helper, argv);
+            }
             _exit(a->helper ? 127 : 0);
         }
         if (pid < 0 || reap(pid)) {
@@ -146,8 +150,13 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
 static uint64_t timed_shell(void *arg, uint64_t n)
 {
     struct proc_arg *a = arg;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "%s exit", a->helper);
+    char cmd[8192];
+    if (om_shell_own(cmd, sizeof cmd - 5, a->helper)) {
+        a->failed = 1;
+        a->why = "the helper's command line is too long for this buffer";
+        return 0;
+    }
+    strcat(cmd, " exit");
     uint64_t total = 0;
     for (uint64_t i = 0; i < n && !a->failed; i++) {
         uint64_t t0 = om_now_ns();

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "fs.h"
 
 static uint64_t loop_getpid(void *arg, uint64_t n)
 {
@@ -123,12 +124,10 @@ static int run_fstat(struct om_ctx *ctx)
     return rc;
 }
 
-/* A regular file in the scratch directory, so stat and open walk a real file system. */
-static int make_path(struct om_ctx *ctx, char *out, size_t len, const char *rel)
+/* A regular file below dir, so stat and open walk a real file system. */
+static int make_path(struct om_ctx *ctx, const char *dir, char *out, size_t len,
+                     const char *rel)
 {
-    const char *dir = om_scratch_dir();
-    if (!dir)
-        return om_fail(ctx, "cannot create a scratch directory: %s", strerror(errno));
     char sub[4096];
     snprintf(sub, sizeof sub, "%s", rel);
     for (char *p = sub; (p = strchr(p, '/')); p++) { /* mkdir -p of the parents */
@@ -150,26 +149,32 @@ static int make_path(struct om_ctx *ctx, char *out, size_t len, const char *rel)
 static int run_stat(struct om_ctx *ctx)
 {
     char path[4096];
-    int rc = make_path(ctx, path, sizeof path, "foo");
+    const char *dir = om_scratch_dir();
+    if (!dir)
+        return om_fail(ctx, "cannot create a scratch directory: %s", strerror(errno));
+    int rc = make_path(ctx, dir, path, sizeof path, "foo");
     if (rc)
         return rc;
     struct fd_arg a = {.path = path};
     return om_measure(ctx, "latency", loop_stat, &a, 1);
 }
 
-/* Ousterhout timed open+close of "foo" and "/a/b/c/foo"; both are relative to the scratch
- * directory here, so the walk down to it is the same for both and the difference is the
+/* Ousterhout timed open+close of "foo" and "/a/b/c/foo", locally and on a remote file
+ * system; both are relative to a private directory in `dir` (the scratch directory by
+ * default) here, so the walk down to it is the same for both and the difference is the
  * three extra components. */
 static int run_openclose(struct om_ctx *ctx)
 {
-    char shallow[4096], deep[4096];
-    int rc = make_path(ctx, shallow, sizeof shallow, "foo");
-    if (rc || (rc = make_path(ctx, deep, sizeof deep, "a/b/c/foo")))
+    char work[4096], shallow[4096], deep[4096];
+    int rc = fs_workdir(ctx, 0, work, sizeof work);
+    if (rc || (rc = make_path(ctx, work, shallow, sizeof shallow, "foo")) ||
+        (rc = make_path(ctx, work, deep, sizeof deep, "a/b/c/foo")))
         return rc;
-    if (chdir(om_scratch_dir()))
-        return om_fail(ctx, "chdir %s: %s", om_scratch_dir(), strerror(errno));
-    om_note(ctx, "directory", "%s", om_scratch_dir());
+    if (chdir(work))
+        return om_fail(ctx, "chdir %s: %s", work, strerror(errno));
     struct fd_arg one = {.path = "foo"}, four = {.path = "a/b/c/foo"};
+    if (access(one.path, R_OK) != 0 || access(four.path, R_OK) != 0) /* what the loop opens */
+        return om_fail(ctx, "cannot open the files in %s: %s", work, strerror(errno));
     if ((rc = om_measure(ctx, "foo", loop_openclose, &one, 1)))
         return rc;
     return om_measure(ctx, "a/b/c/foo", loop_openclose, &four, 1);
@@ -192,7 +197,7 @@ const struct om_bench om_family_syscall[] = {
     {"syscall.fstat", "fstat() of an open descriptor", "lmbench lat_syscall fstat",
      "quick,full", 0.5, run_fstat, {OM_BATCH_PARAMS}, LATENCY_METRIC},
     {"fs.openclose", "open()+close() of 'foo' and of 'a/b/c/foo' (one vs four components)",
-     "O90 T9", "quick,full,o90", 1.0, run_openclose, {OM_BATCH_PARAMS},
+     "O90 T9", "quick,full,o90", 1.0, run_openclose, {FS_DIR_PARAM, OM_BATCH_PARAMS},
      {{"foo", "ns", "lower", OM_POINT, NULL, "open+close of a one-component name"},
       {"a/b/c/foo", "ns", "lower", OM_POINT, NULL, "open+close of a four-component path"}}},
     {0},

@@ -189,7 +189,8 @@ static int fork_wait(struct ub_arg *a, const char *helper, uint64_t chain, int f
             char n[24], f[16];
             snprintf(n, sizeof n, "%llu", (unsigned long long)chain);
             snprintf(f, sizeof f, "%d", fd);
-            execl(helper, helper, "chain", n, f, (char *)NULL);
+            char *argv[] = {(char *)helper, "chain", n, f, NULL};
+            om_exec_own(helper, argv);
             _exit(127);
         }
         _exit(0);

@@ -6,11 +6,35 @@
  *   osmeter-helper hold FD       write one byte to FD, then wait to be killed
  *   osmeter-helper chain N FD    exec itself N-1 more times, then write one byte to FD
  *                                (UnixBench's execl throughput: a chain of execs)
+ * Under an emulator without binfmt_misc the core starts it through OSMETER_EXEC_WRAPPER
+ * (see harness.h); the chain then starts each next link the same way.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* exec argv[0] chain N FD, through OSMETER_EXEC_WRAPPER's words when it is set. */
+static void exec_next_link(char *self, char *n, char *fd)
+{
+    char wrapper[1024], *args[24];
+    int k = 0;
+    const char *w = getenv("OSMETER_EXEC_WRAPPER");
+    if (w && *w && strlen(w) < sizeof wrapper) {
+        strcpy(wrapper, w);
+        for (char *tok = strtok(wrapper, " "); tok && k < 16; tok = strtok(NULL, " "))
+            args[k++] = tok;
+    }
+    args[k++] = self;
+    args[k++] = "chain";
+    args[k++] = n;
+    args[k++] = fd;
+    args[k] = NULL;
+    if (args[0] == self)
+        execv(self, args);
+    else
+        execvp(args[0], args);
+}
 
 int main(int argc, char **argv)
 {
@@ -33,7 +57,7 @@ int main(int argc, char **argv)
             *--p = 0;
             for (long m = n - 1; m > 0; m /= 10)
                 *--p = (char)('0' + m % 10);
-            execl(argv[0], argv[0], "chain", p, argv[3], (char *)NULL);
+            exec_next_link(argv[0], p, argv[3]);
             return 1; /* exec failed: the reader sees no byte */
         }
         char byte = 'x';

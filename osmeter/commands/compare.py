@@ -15,6 +15,7 @@ from .. import compare as cmpmod
 from .. import gate as gatemod
 from .. import noise as noisemod
 from .. import significance as sig
+from .. import studies
 from .common import add_where, fail, load_runs
 
 
@@ -38,6 +39,10 @@ def register(subparsers) -> None:
     s.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     s.add_argument("--references", action="store_true", help="put the runs next to the "
                    "seed studies' published numbers (DECstation 3100, Pentium 100, ...)")
+    s.add_argument("--study", action="append", choices=studies.IDS, metavar="ID",
+                   help="lay a study out in the paper's order with the runs beside it: its "
+                   "tables, figures and conclusions with today's verdict (%s; repeatable)"
+                   % ", ".join(studies.IDS))
     s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="regression gate: "
                    "exit %d (fail) when a result is significantly slower than the baseline "
                    "by more than PCT percent after Holm's correction, %d (pass) when every "
@@ -71,14 +76,25 @@ def check_options(args) -> str | None:
     return None
 
 
+def study_text(cmp, ids: list[str], markdown: bool, as_json: bool) -> str:
+    """The study views of the comparison's runs (text, Markdown or one JSON list)."""
+    from ..report import study
+    views = [studies.build(i, cmp) for i in ids]
+    if as_json:
+        return "[\n" + ",\n".join(study.json_text(v).rstrip() for v in views) + "\n]\n"
+    return "\n".join(study.text(v, markdown) for v in views)
+
+
 def handle(args) -> int:
     problem = check_options(args)
     if problem:
         return fail(problem)
     runs, base = load_runs(args.runs, args.baseline, args.db, args.where)
-    if len(runs) < 2 and not args.references:
-        return fail("compare needs two runs or more (or --references to set one run "
-                    "against the published studies)")
+    if len(runs) < 2 and not args.references and not args.study:
+        return fail("compare needs two runs or more (or --references or --study to set one "
+                    "run against the published studies)")
+    if args.study and args.csv:
+        return fail("--study has no CSV form (use the text, --md or --json)")
     if args.fail_on_slower is not None and len(runs) < 2:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
@@ -90,7 +106,9 @@ def handle(args) -> int:
     if args.fail_on_slower is not None:
         gate = gatemod.evaluate(cmp, args.fail_on_slower, args.undecided_fails)
     from ..report import tables
-    if args.json:
+    if args.study:
+        text = study_text(cmp, args.study, args.md, args.json)
+    elif args.json:
         text = tables.json_text(cmp, args.references)
     elif args.csv:
         text = tables.csv_text(cmp)

@@ -5,6 +5,7 @@ import sys
 
 from .. import compare as cmpmod
 from .. import fleet as fleetmod
+from .. import studies
 from .common import add_where, fail, load_runs
 from .fleet import add_fleet_options
 
@@ -29,6 +30,9 @@ def register(subparsers) -> None:
                    "(needs rsvg-convert)")
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
+    s.add_argument("--study", action="append", choices=studies.IDS, metavar="ID",
+                   help="add a study laid out in the paper's order with the runs beside it "
+                   "(%s; repeatable)" % ", ".join(studies.IDS))
     s.add_argument("--title", default=TITLE, help="page title")
     s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
                    "in every plot, outliers named) for fewer than %d runs too; it is the "
@@ -38,14 +42,16 @@ def register(subparsers) -> None:
 
 
 def write(runs: list, path: str, baseline: int = 0, references: bool = False,
-          figures_dir: str | None = None, png: bool = False, title: str = TITLE) -> list:
+          figures_dir: str | None = None, png: bool = False, title: str = TITLE,
+          study_ids: list = ()) -> list:
     """Compare the runs and write the HTML report (and the figures); the figures' names.
 
     Raises CompareError for runs that cannot be compared, OSError and RasterError when
     something cannot be written.  Also used by `osmeter run --report`."""
     from ..report import html
     cmp = cmpmod.compare(runs, baseline)
-    figures = html.write(cmp, path, references, figures_dir, title)
+    views = [studies.build(i, cmp) for i in study_ids]
+    figures = html.write(cmp, path, references, figures_dir, title, views)
     if png:
         html.svgs_to_png(figures_dir, figures)
     return figures
@@ -61,7 +67,7 @@ def handle(args) -> int:
         return write_fleet(args, runs)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
-                        args.title)
+                        args.title, args.study or [])
     except cmpmod.CompareError as e:
         return fail(str(e))
     except OSError as e:
@@ -78,9 +84,9 @@ def handle(args) -> int:
 def write_fleet(args, runs) -> int:
     """The fleet report of the runs (report/fleet.py)."""
     from ..report import fleet as fleet_report
-    if args.png or args.references:
-        return fail("--png and --references belong to the comparison report, not the fleet "
-                    "report (%d runs)" % len(runs))
+    if args.png or args.references or args.study:
+        return fail("--png, --references and --study belong to the comparison report, not "
+                    "the fleet report (%d runs)" % len(runs))
     try:
         fleet = fleetmod.analyse(runs, args.by, args.bench)
         title = args.title if args.title != TITLE else "osmeter fleet report"

@@ -13,7 +13,7 @@ from html import escape
 
 
 from .. import compare as cmpmod
-from .. import references as refs
+from .. import remote
 from . import svg
 from .tables import (fmt, fmt_cell_ratio, fmt_index, fmt_value, gate_lines, legend,
                      verdict_summary, verdict_text)
@@ -41,6 +41,8 @@ figcaption{font-size:12px;color:#555;margin-top:4px}
 .warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}
 nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
 details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
+table.study{width:auto;min-width:60%}tr.ours td{background:#eef5ff}tr.derived td{font-style:italic;background:#f7f7f7}
+.published ul{margin:2px 0 6px 18px;padding:0;font-size:13px}
 """
 
 
@@ -222,8 +224,11 @@ def _runs_table(cmp) -> str:
                   raw=True)
 
 
-def render(cmp, references: bool = False, title: str = "osmeter report") -> tuple[str, list]:
-    """(HTML text, [(figure file name, svg text)])."""
+def render(cmp, references: bool = False, title: str = "osmeter report",
+           studies: list = ()) -> tuple[str, list]:
+    """(HTML text, [(figure file name, svg text)]); studies: study views
+    (osmeter/studies/) laid out after the comparison."""
+    from . import against, study
     page = Page()
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
@@ -234,7 +239,9 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
         ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
-        ([("studies", "Against the studies")] if references else [])
+        ([("remote", "Remote penalty")] if remote.penalties(cmp.runs) else []) + \
+        ([("studies", "Against the studies")] if references else []) + \
+        [("study-" + v.id, v.title.split(":")[0]) for v in studies]
     page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
         '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
     page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
@@ -299,8 +306,11 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
                                                                           cmp.cpu_speed))))
         page.add(_table(["benchmark"] + cmp.names,
                         [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
+    against.remote_html(page, cmp)
     if references:
-        _references(page, cmp)
+        against.html(page, cmp)
+    for view in studies:
+        study.html(view, page)
     html = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
@@ -309,10 +319,10 @@ def render(cmp, references: bool = False, title: str = "osmeter report") -> tupl
 
 
 def write(cmp, path: str, references: bool = False, figures_dir: str | None = None,
-          title: str = "osmeter report") -> list[str]:
+          title: str = "osmeter report", studies: list = ()) -> list[str]:
     """Write the report (and each figure as an SVG file when figures_dir is given);
     returns the figures' file names.  The runner can call this after a run."""
-    text, figures = render(cmp, references, title)
+    text, figures = render(cmp, references, title, studies)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     if figures_dir:
@@ -346,52 +356,3 @@ def svgs_to_png(figures_dir: str, names: list[str], scale: float = 2.0) -> list[
             raise RasterError("rsvg-convert failed on %s: %s" % (name, r.stderr.strip()))
         made.append(os.path.basename(png))
     return made
-
-
-def _references(page: Page, cmp) -> None:
-    page.add('<h2 id="studies">Against the studies</h2>')
-    page.add('<p class="note">Published numbers from the seed studies next to this run; '
-             'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
-             'measured by an unnamed tool.</p>')
-    rows = []
-    chart_groups = []
-    for rr in refs.against(cmp.runs):
-        if all(v is None for v in rr.ours):
-            continue
-        r = rr.ref
-        row = [r.study, r.source, r.system, r.machine,
-               "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)]
-        for v, up in zip(rr.ours, rr.speedups):
-            row += ["%s %s" % (fmt(v), r.unit) if v is not None else "—",
-                    "×" + fmt(up) if up is not None else "—"]
-        cells = ["<td>%s</td>" % escape(c) for c in row]
-        cells.append('<td class="wrap">%s</td>' % escape(
-            r.quantity + (" (related: %s)" % r.bench if r.related else "")))
-        rows.append(cells)
-        if rr.speedups[0] is not None:
-            chart_groups.append(("%s %s: %s" % (r.study, r.system, r.quantity[:22]),
-                                 [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
-    if not rows:
-        page.add("<p>None of the benchmarks in the study tables were measured in these runs.</p>")
-    else:
-        page.add(_table(["study", "source", "system", "machine", "published"] +
-                        sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"], rows,
-                        raw=True))
-        page.figure("references_speedup", svg.bar_chart(
-            "Speed-up over the published systems", "times faster", chart_groups[:24],
-            cmp.names, "this machine's median / the study's number; dashed line = equal",
-            reference=1.0), "speed-up over the studies' machines")
-    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
-        page.add("<h3>Ousterhout 1990 %s: %s</h3>" % (escape(mt.table), escape(mt.caption)))
-        trows = [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
-        trows += [["this machine: %s" % n, "%s *" % fmt(m), fmt(v), fmt(mr)]
-                  for n, m, v, mr in mt.ours]
-        page.add(_table(["system", "MIPS", "%s (%s)" % (mt.quantity, mt.unit),
-                         "MIPS-relative speed"], trows))
-        if not mt.ours:
-            page.add('<p class="note">No row for this machine: the run lacks this benchmark '
-                     'or cpu.integer.</p>')
-    page.add('<p class="note">* %s MIPS-relative = (T_Sun3 / T_machine) / (MIPS_machine / '
-             'MIPS_Sun3) for times, (B_machine / B_Sun3) / (MIPS_machine / MIPS_Sun3) for '
-             'bandwidths, with Sun3 SunOS 3.5 as the reference (1.8 MIPS).</p>'
-             % escape(refs.STAND_IN))

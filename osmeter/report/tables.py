@@ -11,7 +11,6 @@ import json
 import math
 
 from .. import compare as cmpmod
-from .. import references as refs
 from .. import significance as sig
 from .. import stats
 
@@ -206,10 +205,16 @@ def terminal(cmp, references: bool = False) -> str:
             out += _align([["benchmark"] + cmp.names] +
                           [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
     out += gate_lines(cmp)
+    out += _remote_lines(cmp)
     if references:
         out.append("")
         out += references_text(cmp)
     return "\n".join(out) + "\n"
+
+
+def _remote_lines(cmp) -> list[str]:
+    from . import against
+    return against.remote_lines(cmp)
 
 
 def gate_lines(cmp) -> list[str]:
@@ -237,40 +242,8 @@ def gate_lines(cmp) -> list[str]:
 
 
 def references_text(cmp) -> list[str]:
-    rows = refs.against(cmp.runs)
-    out = ["Your machine against the published numbers (speed-up > 1 = this machine is "
-           "faster):"]
-    table = [["study", "source", "system (machine)", "published"] +
-             sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"]]
-    for rr in rows:
-        if all(v is None for v in rr.ours):
-            continue
-        r = rr.ref
-        pub = "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)
-        line = [r.study, r.source, "%s (%s)" % (r.system, r.machine), pub]
-        for v, up in zip(rr.ours, rr.speedups):
-            line += [fmt(v) + " " + r.unit if v is not None else "—",
-                     "×" + fmt(up) if up is not None else "—"]
-        table.append(line + [r.quantity + (" (related: %s)" % r.bench if r.related else "")])
-    if len(table) == 1:
-        out.append("  none of the benchmarks in the study tables were measured in these runs")
-    else:
-        out += _align(table)
-    missing = sorted({rr.ref.bench for rr in rows if all(v is None for v in rr.ours)})
-    if missing:
-        out.append("not measured here: " + ", ".join(missing))
-    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
-        out.append("")
-        out.append("Ousterhout 1990 %s, %s (%s, %s), MIPS-relative to Sun3 SunOS 3.5:"
-                   % (mt.table, mt.caption, mt.quantity, mt.unit))
-        t = [["system", "MIPS", mt.unit, "MIPS-relative"]]
-        t += [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
-        t += [["this machine: " + n, fmt(m) + " *", fmt(v), fmt(mr)] for n, m, v, mr in mt.ours]
-        out += _align(t)
-        if not mt.ours:
-            out.append("  (no row for this machine: the run lacks this benchmark or cpu.integer)")
-    out.append("* " + refs.STAND_IN)
-    return out
+    from . import against
+    return against.text_lines(cmp)
 
 
 # ---- Markdown ---------------------------------------------------------------------------
@@ -309,6 +282,9 @@ def markdown(cmp, references: bool = False) -> str:
     reg = gate_lines(cmp)
     if reg:
         out += ["", "## Regression gate", ""] + ["    " + l for l in reg[1:]]
+    remote_lines = _remote_lines(cmp)
+    if remote_lines:
+        out += ["", "## Remote penalty", ""] + ["    " + l for l in remote_lines[1:]]
     if references:
         out += ["", "## Against the studies", ""] + ["    " + l for l in references_text(cmp)]
     return "\n".join(out) + "\n"
@@ -408,21 +384,12 @@ def to_dict(cmp, references: bool = False) -> dict:
                           "notes": row.notes})
     if cmp.gate is not None:
         d["regression_gate"] = cmp.gate.to_dict()
+    from . import against
+    penalties = against.remote_dict(cmp)
+    if penalties:
+        d["remote_penalties"] = penalties
     if references:
-        d["references"] = [{
-            "study": rr.ref.study, "source": rr.ref.source, "system": rr.ref.system,
-            "machine": rr.ref.machine, "bench": rr.ref.bench, "quantity": rr.ref.quantity,
-            "published": rr.ref.value, "unit": rr.ref.unit, "qualifier": rr.ref.qualifier,
-            "related": rr.ref.related, "measured": rr.ours, "speedup": rr.speedups}
-            for rr in refs.against(cmp.runs)]
-        d["ousterhout_mips_relative"] = [{
-            "table": mt.table, "quantity": mt.quantity, "unit": mt.unit,
-            "published": [{"system": s, "mips": m, "value": v, "mips_relative": mr}
-                          for s, m, v, mr in mt.rows],
-            "this_machine": [{"run": n, "cpu_integer_mops": m, "value": v, "mips_relative": mr}
-                             for n, m, v, mr in mt.ours],
-            "mips_stand_in": refs.STAND_IN} for mt in refs.ousterhout_tables(cmp.runs,
-                                                                             cmp.cpu_speed)]
+        d.update(against.to_dict(cmp))
     return d
 
 

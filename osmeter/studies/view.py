@@ -1,0 +1,173 @@
+"""A study laid out in the paper's order: its tables with this machine's runs beside the
+published systems, its figures with our curves beside the published shapes, and its
+conclusions restated with today's verdict.  Data only; osmeter/report/study.py renders it.
+
+`Ctx` is what a study module's view() gets: the comparison of the runs and helpers to
+find a run's value of a benchmark in the paper's unit, its per-repetition values, its
+curve class, and to set two results against each other with the comparison's own test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import references as refs
+from .. import significance as sig
+from ..report.tables import fmt as num   # one number formatter for text and tables
+
+REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
+NOT_MEASURED = "not measured"  # what it needs did not run
+
+
+def judge(outcomes: list) -> str:
+    """A conclusion's verdict from its checks: True (holds here), False (does not), None
+    (ran, but too few sizes or repetitions to tell); no checks: nothing it needs ran.
+    "Reproduced" needs every check to hold: with significance tests as checks this is an
+    intersection-union test, whose error stays at the tests' alpha."""
+    if not outcomes:
+        return NOT_MEASURED
+    if any(o is False for o in outcomes):
+        return NOT_REPRODUCED
+    return NOT_JUDGED if any(o is None for o in outcomes) else REPRODUCED
+
+
+def significant(v) -> bool | None:
+    """A comparison verdict as a check: True (significantly better), None (too few
+    repetitions to tell), False (not better)."""
+    if v.word in ("too few repetitions", "no samples"):
+        return None
+    return v.significant and v.word == "better"
+
+
+@dataclass
+class Row:
+    label: str
+    cells: list            # float (formatted by the renderer), str, or None ("—")
+    kind: str = "paper"    # paper | ours | derived
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    caption: str
+    head: list[str]
+    rows: list[Row]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Series:
+    """One run's curve: sweep points (x, median, lo, hi) or scatter points (x, y)."""
+    run: int
+    name: str
+    points: list
+    fit: list | None = None
+    cls: str | None = None
+    description: str = ""
+
+
+@dataclass
+class Figure:
+    id: str
+    title: str
+    caption: str           # what the paper plotted (axes)
+    bench: str
+    metric: str
+    kind: str              # sweep | scatter
+    x_label: str
+    y_label: str
+    published: list[tuple[str, str]]        # (system, shape as published)
+    series: list[Series]
+    verdict: str = ""      # our curve against the published one, in words
+    missing: str = ""      # why there is no curve of ours
+
+
+@dataclass
+class Conclusion:
+    claim: str             # what the paper concluded, in its words where possible
+    source: str            # where it says so
+    verdict: str           # reproduced | not reproduced | not measured
+    evidence: str          # today's numbers, and why
+
+
+@dataclass
+class StudyView:
+    id: str
+    title: str
+    cite: str
+    setup: list[str]       # hardware and systems, as the paper states them
+    runs: list[str]
+    sections: list         # Table | Figure, in the paper's order
+    conclusions: list[Conclusion]
+    missing: list[str] = field(default_factory=list)   # what the text lost (figures, tables)
+    warnings: list[str] = field(default_factory=list)
+
+
+class Ctx:
+    """The runs of a comparison, as a study module sees them."""
+
+    def __init__(self, cmp):
+        self.cmp = cmp
+        self.runs = cmp.runs
+        self.names = cmp.names
+        self.cpu = cmp.cpu_speed
+
+    def results(self, i: int, bench: str, metric: str) -> list:
+        return [r for r in self.runs[i].results if r.bench == bench and r.metric == metric
+                and r.status == "ok"]
+
+    def result(self, i: int, bench: str, metric: str, x=None):
+        for r in self.results(i, bench, metric):
+            if (x is None and r.x is None) or (x is not None and r.x is not None
+                                               and float(r.x) == float(x)):
+                return r
+        return None
+
+    def value(self, i: int, bench: str, metric: str, x=None, unit: str | None = None):
+        """A run's median of bench/metric (at x), in `unit` when given."""
+        r = self.result(i, bench, metric, x)
+        v = r.median if r is not None else None
+        if v is None or unit is None:
+            return v
+        return refs.convert(v, r.unit, unit)
+
+    def reps(self, i: int, bench: str, metric: str, x=None) -> list[float]:
+        r = self.result(i, bench, metric, x)
+        return sig.rep_values(r) if r is not None and r.samples else []
+
+    def ran(self, bench: str) -> bool:
+        return any(r.bench == bench for run in self.runs for r in run.results)
+
+    def why_not(self, i: int, bench: str) -> str:
+        """Why a run has no value of bench: did not run, skipped or failed (with reason)."""
+        mine = [r for r in self.runs[i].results if r.bench == bench]
+        if not mine:
+            return "%s did not run (osmeter run %s)" % (bench, bench)
+        bad = next((r for r in mine if r.status != "ok"), None)
+        if bad is not None:
+            return "%s %s: %s" % (bench, bad.status, bad.reason or "")
+        return "%s ran without this quantity" % bench
+
+    def match(self, i: int, ref: refs.RefValue) -> refs.Match:
+        return refs.measured(self.runs[i], ref)
+
+    def curve(self, i: int, bench: str, metric: str) -> dict | None:
+        return refs.curve_of(self.runs[i], bench, metric)
+
+    def versus(self, i: int, a: tuple, b: tuple, better: str = "lower"):
+        """Result a against result b of one run, both (bench, metric[, x]): the ratio of
+        medians a/b and the comparison's verdict on their per-repetition values, or None
+        when either is missing."""
+        ra, rb = self.reps(i, *a), self.reps(i, *b)
+        va, vb = self.value(i, *a), self.value(i, *b)
+        if va is None or vb is None or not ra or not rb:
+            return None
+        return va / vb, sig.compare_values(rb, ra, better, self.cmp.alpha, self.cmp.min_effect)
+
+
+def verdict_words(v) -> str:
+    """The comparison's verdict in a sentence fragment."""
+    if v.significant:
+        return "p = %.2g" % v.p
+    return v.word + (" (%s)" % v.detail if v.detail else "")

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Cross-compile and link osmeter's C core for the systems the studies compared.
+
+    python3 scripts/cross-build.py [--jobs N] [--keep DIR] [TARGET ...]
+
+Uses zig's C compiler from PyPI (`pip install ziglang`), which carries the C libraries
+and headers of FreeBSD, NetBSD, OpenBSD, macOS and Linux (glibc, musl).  Each target
+is built with core/Makefile, the project's warning flags and a build directory of its
+own (the native build is not touched): the core and the dynamic exec helper, and their
+static twins where the target has a static C library (musl).  Prints a target -> result
+table and exits 1 on any error or warning, 2 when zig is missing.
+
+This proves that the core compiles and links for a system, not that it runs there:
+README.md says which targets also run (natively, or under qemu-user).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORE = os.path.join(os.path.dirname(HERE), "core")
+
+TARGETS = [
+    "x86_64-freebsd-none", "aarch64-freebsd-none", "x86_64-netbsd-none",
+    "aarch64-netbsd-none", "x86_64-openbsd-none", "aarch64-openbsd-none",
+    "x86_64-macos-none", "aarch64-macos-none", "x86_64-linux-musl", "aarch64-linux-gnu",
+]
+# zig links these statically from its own sources; for the BSDs, macOS and glibc it has
+# only what dynamic linking needs.
+STATIC_TARGETS = re.compile(r"-linux-musl")
+DIAGNOSTIC = re.compile(r"\b(warning|error):", re.I)
+UNDEFINED = re.compile(r"undefined symbol: (\S+)")
+# Symbols the real C library has but zig's stand-in for it lacks.  Only when a link
+# fails on exactly these is it repeated with a stand-in library defining them, so that
+# every other symbol the core uses is still checked against the system's list.
+ZIG_STUB_GAPS = {
+    "netbsd": {"__kevent100": "NetBSD 10's kevent()"},
+}
+
+
+ELF_MACHINES = {0x3E: "x86-64", 0xB7: "arm64", 0xF3: "riscv"}
+MACHO_CPUS = {0x01000007: "x86-64", 0x0100000C: "arm64"}
+
+
+def binary_kind(path: str) -> str:
+    """What the linker made, from the file's header: "ELF x86-64", "Mach-O arm64"."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return "-"
+    if head[:4] == b"\x7fELF":
+        return "ELF " + ELF_MACHINES.get(int.from_bytes(head[18:20], "little"), "?")
+    if head[:4] == b"\xcf\xfa\xed\xfe":
+        return "Mach-O " + MACHO_CPUS.get(int.from_bytes(head[4:8], "little"), "?")
+    return "unknown"
+
+
+def zig_available() -> str | None:
+    """Why zig's cc cannot be used, or None when it can."""
+    try:
+        import ziglang  # noqa: F401  (only its presence matters)
+    except ImportError:
+        return "zig's C compiler is missing: pip install ziglang"
+    return None
+
+
+def compiler_wrapper(workdir: str, target: str) -> str:
+    """A one-line cc for make: `python -m ziglang cc -target TARGET "$@"`."""
+    path = os.path.join(workdir, "cc-" + target)
+    with open(path, "w") as f:
+        # zig cc --version leaves an a.o in the current directory for some targets
+        # (macOS, Linux): there it is the work directory, not core/.
+        f.write('#!/bin/sh\n[ "$1" = --version ] && cd "%s"\nexec "%s" -m ziglang cc -target %s "$@"\n'
+                % (workdir, sys.executable, target))
+    os.chmod(path, 0o755)
+    return path
+
+
+def stub_gaps(target: str, text: str) -> dict:
+    """The undefined symbols of a failed link when all of them are known gaps of zig's
+    stubs for this target's system, else {}."""
+    known = next((v for k, v in ZIG_STUB_GAPS.items() if "-%s-" % k in target), {})
+    undefined = set(UNDEFINED.findall(text))
+    return {s: known[s] for s in undefined} if undefined and undefined <= set(known) else {}
+
+
+def stand_in_library(workdir: str, target: str, cc: str, symbols) -> str:
+    """A shared library defining `symbols`, for the link check only."""
+    src = os.path.join(workdir, "stand-in-%s.c" % target)
+    lib = os.path.join(workdir, "libstand-in-%s.so" % target)
+    with open(src, "w") as f:
+        for s in sorted(symbols):
+            f.write("int %s(void);\nint %s(void) { return -1; }\n" % (s, s))
+    subprocess.run([cc, "-shared", "-fPIC", "-nostdlib", "-o", lib, src], check=True,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return lib
+
+
+def make_goals(cc: str, build_dir: str, goals, ldflags: str = ""):
+    make = shutil.which("gmake") or shutil.which("make") or "make"
+    cmd = [make, "-s", "-C", CORE, "CC=" + cc, "BUILD=" + build_dir]
+    if ldflags:
+        cmd.append("LDFLAGS=" + ldflags)
+    cmd += [os.path.join(build_dir, g) for g in goals]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def build(workdir: str, target: str) -> dict:
+    """Build one target; returns its row of the table."""
+    started = time.monotonic()
+    build_dir = os.path.join(workdir, target)
+    static = bool(STATIC_TARGETS.search(target))
+    goals = ["osmeter-core", "osmeter-helper-dynamic"]
+    if static:
+        goals += ["osmeter-core-static", "osmeter-helper-static"]
+    cc = compiler_wrapper(workdir, target)
+    out = make_goals(cc, build_dir, goals)
+    gaps = stub_gaps(target, out.stdout) if out.returncode else {}
+    if gaps:
+        out = make_goals(cc, build_dir, goals, stand_in_library(workdir, target, cc, gaps))
+    text = out.stdout
+    # The Makefile keeps the static links' output in logs of their own.
+    for log in ("static.log", "helper-static.log"):
+        try:
+            with open(os.path.join(build_dir, log)) as f:
+                text += f.read()
+        except OSError:
+            pass
+    diagnostics = [line for line in text.splitlines() if DIAGNOSTIC.search(line)]
+    missing = [g for g in goals if not os.path.isfile(os.path.join(build_dir, g))]
+    errors = out.returncode != 0 or missing
+    warnings = [d for d in diagnostics if "warning" in d.lower()]
+    return {
+        "target": target,
+        "core": "FAILED" if errors else "linked*" if gaps else "linked",
+        "gaps": gaps,
+        "static": ("linked" if static and not missing else "FAILED" if static
+                   else "n/a: zig has no libc.a"),
+        "binary": binary_kind(os.path.join(build_dir, "osmeter-core")),
+        "warnings": len(warnings),
+        "seconds": time.monotonic() - started,
+        "ok": not errors and not warnings,
+        "diagnostics": diagnostics or ([text.strip()[-400:]] if errors else []),
+        "missing": missing,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("targets", nargs="*", help="zig targets (default: %s)" % " ".join(TARGETS))
+    p.add_argument("--jobs", type=int, default=2, help="targets built at once (default 2)")
+    p.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a "
+                   "temporary directory, removed at the end)")
+    args = p.parse_args(argv)
+    why = zig_available()
+    if why:
+        print("cross-build: " + why, file=sys.stderr)
+        return 2
+    targets = args.targets or TARGETS
+    workdir = args.keep or tempfile.mkdtemp(prefix="osmeter-cross-")
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            rows = list(pool.map(lambda t: build(workdir, t), targets))
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("%-22s %-8s %-13s %-22s %8s %8s" % ("target", "core", "binary", "static",
+                                              "warnings", "seconds"))
+    for r in rows:
+        print("%-22s %-8s %-13s %-22s %8d %8.1f" % (r["target"], r["core"], r["binary"],
+                                                     r["static"], r["warnings"], r["seconds"]))
+    for r in rows:
+        for sym, what in sorted(r["gaps"].items()):
+            print("* %s: zig's libc stubs lack %s (%s), which the system's C library has; "
+                  "the link was checked with a stand-in for that symbol only"
+                  % (r["target"], sym, what))
+    bad = [r for r in rows if not r["ok"]]
+    for r in bad:
+        print("\n%s:%s" % (r["target"], " missing " + ", ".join(r["missing"])
+                           if r["missing"] else ""))
+        for line in r["diagnostics"][:20]:
+            print("  " + line)
+    if bad:
+        print("\ncross-build: %d of %d targets with errors or warnings"
+              % (len(bad), len(rows)), file=sys.stderr)
+        return 1
+    print("\ncross-build: %d targets compiled and linked, no warnings" % len(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

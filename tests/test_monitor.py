@@ -1,0 +1,64 @@
+"""osmeter.monitor off Linux: busy CPU time from the BSDs' kern.cp_time and macOS's
+Mach host statistics, busy processes from ps(1) (units on text in each system's
+format: kern.cp_time as the BSDs' sysctl(8) prints it, ps TIME columns as procps and
+the BSDs print them)."""
+from __future__ import annotations
+
+import pytest
+
+from osmeter import monitor
+
+
+@pytest.mark.parametrize("text", [
+    "1000 20 300 40 8640\n",                                             # FreeBSD, DragonFly
+    "user = 1000, nice = 20, sys = 300, intr = 40, idle = 8640\n",       # NetBSD
+])
+def test_cp_time_of_freebsd_and_netbsd(text):
+    assert monitor.parse_cp_time(text) == (1360, 0, 10000)
+
+
+def test_cp_time_of_openbsd_counts_spin_as_busy():
+    assert monitor.parse_cp_time("1000,20,300,5,35,8640\n") == (1360, 0, 10000)
+
+
+@pytest.mark.parametrize("text", ["", "sysctl: unknown oid 'kern.cp_time'", "1 2 3"])
+def test_cp_time_that_is_not_one_says_nothing(text):
+    assert monitor.parse_cp_time(text) is None
+
+
+def test_mach_host_statistics_order_is_user_system_idle_nice():
+    assert monitor.mach_ticks_to_stat([1000, 300, 8640, 60]) == (1360, 0, 10000)
+
+
+def test_busy_seconds_without_a_tick_rate_are_a_share_of_all_cpus():
+    # 2 CPUs for 0.5 s: 1 CPU-second in all; a quarter of the ticks busy = 0.25 s.
+    assert monitor.busy_cpu_seconds(25, 100, None, 0.5, 2) == pytest.approx(0.25)
+    assert monitor.busy_cpu_seconds(25, 100, 100, 0.5, 2) == pytest.approx(0.25)
+    assert monitor.busy_cpu_seconds(0, 0, None, 0.5, 2) == 0.0
+
+
+def test_other_processes_seen_through_cp_time():
+    a = monitor.Snapshot(wall=0.0, own_cpu=0.0, stat=(0, 0, 0), freqs=[], load=None)
+    b = monitor.Snapshot(wall=1.0, own_cpu=0.25, stat=(100, 0, 200), freqs=[], load=None)
+    # os.cpu_count() CPUs for 1 s, half of all ticks busy, a quarter second ours
+    n = monitor.os.cpu_count()
+    assert monitor.between(a, b).other_cpu_s == pytest.approx(n * 0.5 - 0.25)
+    wrapped = monitor.Snapshot(wall=1.0, own_cpu=0.0, stat=(5, 0, 9), freqs=[], load=None)
+    assert monitor.between(b, wrapped).other_cpu_s is None
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("0:00.02", 0.02), ("3:21.45", 201.45),            # the BSDs and macOS: mm:ss.cc
+    ("00:00:05", 5.0), ("1-02:03:04", 93784.0),         # procps: [dd-]hh:mm:ss
+])
+def test_ps_cpu_time(text, seconds):
+    assert monitor.cpu_time_seconds(text) == pytest.approx(seconds)
+
+
+def test_ps_lines_with_spaces_in_the_command():
+    out = ("    1   3:21.45 /sbin/launchd\n"
+           "  345   0:00.02 /Applications/Some App.app/Contents/MacOS/Some App\n"
+           "garbage\n")
+    assert monitor.parse_ps(out) == {
+        1: ("/sbin/launchd", pytest.approx(201.45)),
+        345: ("/Applications/Some App.app/Contents/MacOS/Some App", pytest.approx(0.02))}
