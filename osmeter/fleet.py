@@ -27,7 +27,7 @@ from . import stats
 from .compare import category_of
 from .model import Run, system_keys
 
-MIN_RUNS = 9            # from this many runs `osmeter report` writes a fleet report
+MIN_RUNS = 20           # from this many runs `osmeter report` writes a fleet report
 MIN_EFFECT = 0.02       # an outlier is at least this far from the fleet's median
 MIN_HOSTS_FOR_OUTLIERS = 5
 MAD_TO_SD = 0.6745      # the MAD of a normal distribution, in standard deviations

@@ -99,8 +99,8 @@ class Selection:
 def is_condition(word: str) -> bool:
     """Whether a word reads as KEY=GLOB with a known key (else it is a run's name: a
     label may contain '=' too)."""
-    m = re.match(r"([a-z]+)!?=", word)
-    return m is not None and m.group(1) in KEYS
+    m = re.match(r"([A-Za-z_]+)\s*!?=", word)
+    return m is not None and m.group(1).lower() in KEYS
 
 
 def parse(specs: list[str] | None, now: dt.datetime | None = None) -> Selection:

@@ -33,11 +33,7 @@ class Unavailable(Exception):
     """This file system cannot be made here (not root, no mkfs tool); the reason."""
 
 
-def _run(args: list[str]) -> None:
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (" ".join(args), r.returncode,
-                                                    (r.stderr or r.stdout).strip()))
+_run = sshhosts.run     # a command that must succeed, or RuntimeError with its words
 
 
 def is_mounted(path: str) -> bool:

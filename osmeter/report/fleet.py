@@ -1,7 +1,7 @@
 """The fleet report: one self-contained HTML page that reads across many runs (hosts).
 
-`osmeter report` writes it for MIN_RUNS runs or more (or with --fleet), where a
-comparison's columns and colours no longer tell runs apart.  Per benchmark result, one
+`osmeter report` writes it for fleet.MIN_RUNS (20) runs or more, or with --fleet: a
+comparison's columns and legends do not read across dozens of runs.  Per result, one
 dot plot: a row per run, labelled with the run's name directly beside its value, so
 every run stays identifiable however many there are (no legend to match colours
 against); the fleet's median and interquartile range behind the dots; outliers drawn
@@ -17,7 +17,7 @@ from ..fleet import Fleet, Row
 from ..model import system_keys
 from . import svg
 from .fleet_table import claim, column_unit, number, outliers_by_run
-from .html import CSS, Page, _table, slug
+from .html import CSS, Page, _table, slug, write_page
 
 WIDTH = 620             # one plot: two side by side on a wide screen
 ROW_H = 15
@@ -196,13 +196,5 @@ def _group_column(fleet: Fleet) -> bool:
 def write(fleet: Fleet, path: str, title: str, figures_dir: str | None = None) -> list[str]:
     """Write the page (and each plot as an SVG file when figures_dir is given); the
     figures' file names."""
-    import os
     text, figures = render(fleet, title)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    if figures_dir:
-        os.makedirs(figures_dir, exist_ok=True)
-        for name, svg_text in figures:
-            with open(os.path.join(figures_dir, name), "w", encoding="utf-8") as f:
-                f.write('<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
-    return [name for name, _ in figures]
+    return write_page(path, text, figures, figures_dir)

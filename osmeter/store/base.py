@@ -299,10 +299,7 @@ class Store:
                   sysinfo=self._json(row[9], run_id, "runs.sysinfo"),
                   environment=self._json(row[10], run_id, "runs.environment"))
         samples: dict[int, list[Sample]] = {}
-        for rid, rep, x, value in self._execute(
-                "SELECT s.result_id, s.rep, s.x, s.value FROM samples s JOIN results r "
-                "ON r.id = s.result_id WHERE r.run_id = ? ORDER BY " + self.SAMPLE_ORDER,
-                (run_id,)).fetchall():
+        for rid, rep, x, value in self._sample_rows(run_id):
             samples.setdefault(rid, []).append(Sample(rep, x, value))
         for (rid, bench, metric, x, x_name, unit, better, shape, params, status, reason,
              summary, warnings, notes, extra) in self._execute(
@@ -318,6 +315,13 @@ class Store:
                 warnings=column("warnings", warnings, list), notes=column("notes", notes),
                 extra=column("extra", extra)))
         return run
+
+    def _sample_rows(self, run_id: str):
+        """(result id, rep, x, value) of every sample of the run, in the order stored."""
+        return self._execute(
+            "SELECT s.result_id, s.rep, s.x, s.value FROM samples s JOIN results r "
+            "ON r.id = s.result_id WHERE r.run_id = ? ORDER BY " + self.SAMPLE_ORDER,
+            (run_id,)).fetchall()
 
     # ---- what a back-end supplies ----------------------------------------------------
 
