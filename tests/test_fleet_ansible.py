@@ -68,7 +68,7 @@ def write_inventory(path: Path, hosts, key: str, controller: Path) -> None:
     lines += ["", "[fleet:vars]", "ansible_user=root", "ansible_ssh_private_key_file=" + key,
               "ansible_python_interpreter=/usr/bin/python3",
               # one connection per task: no ssh master left running after the playbook
-              "ansible_ssh_args='-o ControlMaster=no -o ControlPersist=no'",
+              "ansible_ssh_args='-o ControlMaster=no'",
               "ansible_ssh_common_args='-F /dev/null -o StrictHostKeyChecking=no "
               "-o UserKnownHostsFile=/dev/null -o ConnectTimeout=5'"]
     path.write_text("\n".join(lines) + "\n")
@@ -80,6 +80,7 @@ def play(inventory: Path, controller: Path, extra: dict) -> subprocess.Completed
     env = dict(os.environ, ANSIBLE_HOME=str(controller / "ansible-home"),
                ANSIBLE_LOCAL_TEMP=str(controller / "ansible-tmp"),
                ANSIBLE_REMOTE_TEMP=str(controller / "ansible-remote-tmp"),     # localhost's
+               ANSIBLE_SSH_CONTROL_PATH_DIR=str(controller / "ansible-cp"),
                ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_NOCOLOR="1",
                ANSIBLE_RETRY_FILES_ENABLED="False", ANSIBLE_CONFIG=str(config),
                PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
