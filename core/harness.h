@@ -62,6 +62,14 @@ struct om_metric {
 struct om_ctx;
 typedef int (*om_run_fn)(struct om_ctx *ctx);
 
+/* How long one repetition takes at each preset, in seconds: the first ETA of a run comes
+ * from these (the front-end corrects it with what it measures as the run goes).  Measured
+ * on the reference machine (2-core VM) with bench/eta_estimates.py; a smoke repetition
+ * takes a hundredth of a default one, so one number cannot serve all three. */
+struct om_estimate {
+    double def, quick, smoke;
+};
+
 struct om_bench {
     const char *id;     /* "family.experiment", e.g. "ctx.pipe_pingpong"; the family names
                            the file (exceptions: docs/adding-a-benchmark.md) */
@@ -69,7 +77,7 @@ struct om_bench {
     const char *source; /* where it comes from: "O90 T3; LB96 §5; MG05 T1", or "osmeter" */
     const char *suites; /* comma list of suites it belongs to: "quick,full,o90,lb96,mg05";
                            each one a suite of SUITES in osmeter/catalog.py */
-    double est_seconds; /* rough duration of one repetition at default size, for the ETA */
+    struct om_estimate est; /* seconds one repetition takes, per preset, for the ETA */
     om_run_fn run;
     struct om_param params[OM_MAX_PARAMS];
     struct om_metric metrics[OM_MAX_METRICS];

@@ -75,7 +75,8 @@ static void print_bench(const struct om_bench *b)
     print_nullable("help", b->help);
     print_nullable("source", b->source);
     print_nullable("suites", b->suites);
-    printf(",\"est_seconds\":%g", b->est_seconds);
+    printf(",\"est_seconds\":%g,\"est_seconds_by_preset\":{\"default\":%g,\"quick\":%g,"
+           "\"smoke\":%g}", b->est.def, b->est.def, b->est.quick, b->est.smoke);
     printf(",\"params\":[");
     for (int i = 0; i < OM_MAX_PARAMS && b->params[i].name; i++) {
         const struct om_param *p = &b->params[i];

@@ -77,6 +77,16 @@ class Catalog:
     def declares(self, bench_id: str, name: str) -> bool:
         return self.param(bench_id, name) is not None
 
+    def estimates(self, bench_id: str) -> dict[str, float]:
+        """Seconds one repetition takes at each preset, as the core declares them
+        (measured on the reference machine by bench/eta_estimates.py).  A core that
+        declares one number declares it for the studies' sizes: it stands for every
+        preset then."""
+        bench = self.by_id[bench_id]
+        default = float(bench.get("est_seconds") or 1.0)
+        per_preset = bench.get("est_seconds_by_preset") or {}
+        return {p: float(per_preset.get(p, default)) for p in PRESETS}
+
     def metric(self, bench_id: str, name: str) -> dict:
         for m in self.by_id[bench_id]["metrics"]:
             if m["name"] == name:

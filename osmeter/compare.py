@@ -196,6 +196,18 @@ def category_of(bench: str) -> str:
     return bench.split(".", 1)[0]
 
 
+# The order families are shown in everywhere (terminal, comparison, report): the raw CPU
+# speed first, then from the cheapest kernel entry up to whole applications; families
+# not named here (a user's commands, a new family) follow in alphabetical order.
+FAMILY_ORDER = ("cpu", "syscall", "lat", "ctx", "proc", "thread", "mem", "fs", "mab", "net",
+                "scale", "app", "ub")
+
+
+def family_sort_key(family: str) -> tuple:
+    known = family in FAMILY_ORDER
+    return (0 if known else 1, FAMILY_ORDER.index(family) if known else 0, family)
+
+
 def _cell(res: Result) -> Cell:
     s = res.summary or {}
     reps = sig.rep_values(res) if res.samples else []
@@ -248,16 +260,12 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                   x=first.x, x_name=first.x_name, label=first.label, unit=first.unit,
                   better=first.better, shape=first.shape,
                   cells=[_cell(r) if r is not None else None for r in results])
-        _fill_row(row, baseline, speeds, alpha, min_effect, noise)
-        for run, res in zip(runs, results):   # say when a value should not be trusted
-            if res is not None and res.warnings:
-                who = "%s unreliable" % run.name if len(runs) > 1 else "unreliable"
-                row.notes.append("%s: %s" % (who, "; ".join(res.warnings)))
+        _fill_row(row, baseline, speeds, alpha, min_effect, noise, [r.name for r in runs])
+        row.notes += _once_per_row(
+            "unreliable", [(run.name, "; ".join(res.warnings)) for run, res in zip(runs, results)
+                           if res is not None and res.warnings], len(runs))
         rows.append(row)
-    cats = []
-    for r in rows:
-        if r.category not in cats:
-            cats.append(r.category)
+    cats = sorted({r.category for r in rows}, key=family_sort_key)
     diff, same = metadata_diff(runs)
     cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index={},
                      index_counts={}, overall=[], meta_diff=diff, meta_same=same,
@@ -272,7 +280,8 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
     return cmp
 
 
-def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise) -> None:
+def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
+              names: list[str]) -> None:
     base = row.cells[baseline]
     ok = [c if c is not None and c.status == "ok" and c.median is not None else None
           for c in row.cells]
@@ -288,11 +297,14 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise) -> None
     if noise is not None and between is None and row.shape != "derived":
         row.notes.append("between-run noise unknown for this row (not in noise profile %s)"
                          % noise.name)
+    not_run = [(i, c) for i, c in enumerate(row.cells) if c is not None and c.status != "ok"]
+    for status in dict.fromkeys(c.status for _, c in not_run):
+        row.notes += _once_per_row(status, [(names[i], c.reason or "")
+                                            for i, c in not_run if c.status == status],
+                                   len(row.cells))
     for i, c in enumerate(row.cells):
         if c is None:
             continue
-        if c.status != "ok":
-            row.notes.append("%s: %s" % (c.status, c.reason or ""))
         if i == baseline or ok[i] is None or ok[baseline] is None:
             continue
         c.ratio = sig.speed_ratio(base.median, c.median, row.better)
@@ -315,6 +327,24 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise) -> None
     for a, b in ((order[1], order[0]), (order[-2], order[-1])):
         if (a, b) not in row.tests and (b, a) not in row.tests:
             _test(row, a, b, alpha, min_effect, between)
+
+
+def _once_per_row(what: str, by_run: list[tuple[str, str]], nruns: int) -> list[str]:
+    """One note for a row however many runs it concerns: runs that say the same thing
+    share it ('unreliable in A, B: ...'); in a single run, no run name at all."""
+    if not by_run:
+        return []
+    same: dict[str, list[str]] = {}
+    for name, text in by_run:
+        same.setdefault(text, []).append(name)
+    if nruns == 1:
+        return ["%s: %s" % (what, by_run[0][1])]
+    if len(same) == 1:
+        text, who = next(iter(same.items()))
+        return ["%s in %s: %s" % (what, "every run" if len(who) == nruns else ", ".join(who),
+                                  text)]
+    return ["%s: %s" % (what, " | ".join("%s: %s" % (", ".join(who), text)
+                                          for text, who in same.items()))]
 
 
 def _test(row: Row, a: int, b: int, alpha, min_effect, between) -> sig.Verdict:

@@ -1,46 +1,66 @@
-"""Terminal output: plain-text tables of runs, results and benchmark lists, and the
-progress line of a run."""
+"""Terminal output: the summary of a run (grouped by family, fitted to the terminal's
+width, warnings as short tags with a legend), plain tables, the run's header and the
+progress line of a run.  Numbers are written by report/numbers.py, as everywhere."""
 from __future__ import annotations
 
-import math
+import os
+import re
+import shutil
 import sys
+import textwrap
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 
-from . import stats
+from . import curves, stats
+from .compare import family_sort_key
 from .model import Result, Run
+from .report import numbers
 
-_NS_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1, "ns"))
+DEFAULT_WIDTH = 100          # when the output is not a terminal
+UNRELIABLE_MARK = "!"
+FAILED_MARK = "x"
 
-
-def fmt_number(v: float) -> str:
-    if v == 0 or not math.isfinite(v):
-        return "%g" % v
-    mag = abs(v)
-    if mag >= 1e6:
-        return "{:,.0f}".format(v)
-    digits = max(0, 3 - int(math.floor(math.log10(mag))) - 1)
-    return "{:,.{d}f}".format(v, d=min(digits, 4))
-
-
-def scale_for(value: float, unit: str) -> tuple[float, str]:
-    """(divisor, unit) so that a time reads naturally: 1,234,567 ns -> 1.23 ms."""
-    if unit == "ns":
-        for div, name in _NS_STEPS:
-            if abs(value) >= div:
-                return div, name
-    return 1.0, unit
-
-
-def fmt_value(value: float, unit: str) -> str:
-    div, name = scale_for(value, unit)
-    return "%s %s" % (fmt_number(value / div), name)
+# How a warning is shown in a table: (pattern at its start, tag, the tag's meaning).
+# The full text stays in `osmeter show` and the report.
+WARNING_TAGS = (
+    (r"noisy:", "noisy", "run-to-run variation above %g%% (the CV column)"
+     % (100 * stats.NOISY_CV)),
+    (r"only \d+ repetitions?", "few-reps", "fewer than %d repetitions: the interval is "
+     "weak or missing" % stats.FEW_REPETITIONS),
+    (r"\d+ of \d+ repetitions did not complete", "incomplete",
+     "some repetitions failed; the rest were used"),
+    (r"other processes used", "busy", "other processes used the CPUs meanwhile"),
+    (r"the hypervisor stole", "steal", "the hypervisor took CPU time meanwhile"),
+    (r"the CPU clock varied", "clock", "the CPU clock frequency changed meanwhile"),
+)
+CURVE_TAGS = {
+    "disagree": "the repetitions' curves differ",
+    "limit": "the curve stopped at a system limit before its last size",
+}
 
 
-def fmt_bytes(n: float) -> str:
-    for div, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if n >= div:
-            return "%s %s" % (fmt_number(n / div), name)
-    return "%d B" % n
+def terminal_width(stream=None) -> int:
+    """$COLUMNS, else the terminal's width, else 100 (a file or a pipe)."""
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(40, int(os.environ["COLUMNS"]))
+    stream = stream or sys.stdout
+    try:
+        if stream.isatty():
+            return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    except (AttributeError, ValueError, OSError):
+        pass
+    return DEFAULT_WIDTH
+
+
+def tag_of(warning: str) -> tuple[str, str]:
+    """(tag, meaning) of one warning text."""
+    for pattern, tag, meaning in WARNING_TAGS:
+        if re.match(pattern, warning):
+            return tag, meaning
+    head = warning.split(":", 1)[0]
+    head = head if len(head) <= 16 else " ".join(warning.split()[:2])
+    return head.replace(" ", "-"), warning
 
 
 def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
@@ -48,6 +68,7 @@ def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(
     for r in rows:
         for i, c in enumerate(r):
             widths[i] = max(widths[i], len(c))
+
     def line(cells):
         return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
                          for i, c in enumerate(cells)).rstrip()
@@ -56,92 +77,352 @@ def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(
     return "\n".join(out)
 
 
-def result_row(r: Result) -> list[str]:
-    if r.status != "ok":
-        return [r.label, r.status, "", "", r.reason or ""]
-    s = r.summary
-    if r.shape == "scatter":
-        curve = r.extra.get("curve") or {}
-        desc = curve.get("description") or curve.get("class") or ""
-        if curve.get("agree") is False:
-            desc += "; repetitions disagree: %s" % "; ".join(curve.get("disagreements") or [])
-        if r.notes.get("stopped_by"):
-            stops = r.notes["stopped_by"]
-            desc += "; stopped by %s" % (stops if isinstance(stops, str) else "; ".join(stops))
-        return [r.label, "%s points" % s.get("n", 0),
-                "median %s" % fmt_value(s["median"], r.unit), "", desc]
-    div, unit = scale_for(s["median"], r.unit)
-    interval = interval_text(s, div)
-    flag = "UNRELIABLE: " + "; ".join(r.warnings) if r.warnings else ""
-    return [r.label, "%s %s" % (fmt_number(s["median"] / div), unit), interval,
-            "%.1f%%" % (100 * s.get("cv", 0.0)), flag]
+# ---- the summary of a run ---------------------------------------------------------------
+
+@dataclass
+class SummaryRow:
+    label: str
+    bench: str
+    cells: tuple | None = None       # (median, interval, CV) of a point
+    text: str = ""                    # spans the value columns: curves, results not run
+    tags: list = field(default_factory=list)
+    mark: str = " "
+    kind: str = "point"               # point | sweep | scatter | not run
 
 
-RESULT_HEADER = ["benchmark", "median", "95% interval", "CV", "notes"]
+def is_zero_time(r: Result) -> bool:
+    """A time measured as exactly 0 is a time below what the clock or the kernel's CPU
+    accounting resolves (getrusage counts CPU time in ticks), not a time of zero."""
+    return r.unit in numbers.TIME_UNITS and r.summary.get("median") == 0
 
 
-def interval_text(summary: dict, div: float = 1.0) -> str:
-    """'[a, b]', with its level where below 95% ('[a, b] 93.8% with 5 repetitions'),
-    'bootstrap' for old runs, or why there is none."""
+def median_text(r: Result) -> str:
+    if is_zero_time(r):
+        return "below resolution"
+    return numbers.quantity(r.summary["median"], r.unit)
+
+
+def interval_text(summary: dict, div: float = 1.0, common=None) -> str:
+    """'[a, b]' in the median's unit; its level beside it where it differs from the
+    level shared by the table (`common`, stated once below it); 'none' without one."""
     iv = stats.interval_of(summary)
     if iv is None:
         reps = summary.get("repetitions", 0)
         return "none (%d repetition)" % reps if reps == 1 else "none"
     lo, hi, level, method = iv
-    note = stats.level_note(level, method, summary.get("repetitions"))
-    return "[%s, %s]%s" % (fmt_number(lo / div), fmt_number(hi / div),
-                           " " + note if note else "")
+    text = numbers.interval(lo, hi, div)
+    key = stats.level_class(level, method)
+    if key == common:
+        return text
+    return "%s %s" % (text, level_mark(key))
 
 
-def interval_advice(results: list[Result]) -> str:
-    """One line when some interval falls short of 95%: how many repetitions reach it."""
+def level_mark(key) -> str:
+    """The level beside an interval that differs from the table's shared one."""
+    if key == stats.BOOTSTRAP:
+        return "bootstrap"
+    return "≥95%" if key == stats.AT_LEAST else "%s%%" % stats.fmt_percent(key)
+
+
+def _level_key(r: Result):
+    iv = stats.interval_of(r.summary) if r.status == "ok" else None
+    return None if iv is None else stats.level_class(iv[2], iv[3])
+
+
+def _point_row(r: Result, common, label: str | None = None) -> SummaryRow:
+    s = r.summary
+    tags = [tag_of(w)[0] for w in r.warnings]
+    if is_zero_time(r):
+        cells = (median_text(r), "", "")
+    else:
+        div, _ = numbers.scale(s["median"], r.unit)
+        cells = (median_text(r), interval_text(s, div, common),
+                 "%.1f%%" % (100 * s.get("cv", 0.0)))
+    return SummaryRow(label or r.label, r.bench, cells=cells, tags=tags,
+                      mark=UNRELIABLE_MARK if r.warnings else " ")
+
+
+def _sweep_label(r: Result) -> str:
+    plain = r.metric in ("latency", "value") or r.bench.split(".")[-1] == r.metric
+    return r.bench if plain else "%s %s" % (r.bench, r.metric)
+
+
+def _plateaus_text(plateaus: list[Result]) -> str:
+    parts = []
+    for p in plateaus:
+        name = p.metric.split(".plateau.", 1)[1]
+        if p.status == "ok" and p.summary.get("median") is not None:
+            parts.append("%s %s" % (name, numbers.quantity(p.summary["median"], p.unit)))
+    return "plateaus " + ", ".join(parts) if parts else ""
+
+
+def _sweep_row(points: list[Result], plateaus: list[Result], common) -> SummaryRow:
+    first = points[0]
+    label = _sweep_label(first)
+    if len(points) == 1:             # one size: a point, with its size beside the name
+        return _point_row(first, common, "%s @%s" % (label, numbers.coordinate(
+            first.x, first.x_name)))
+    xs = [p.x for p in points]
+    meds = [p.summary["median"] for p in points]
+    ends = "%s → %s" % (numbers.quantity(meds[0], first.unit),
+                        numbers.quantity(meds[-1], first.unit))
+    text = "%d points, %s %s–%s: %s" % (
+        len(points), first.x_name or "x", numbers.coordinate(min(xs), first.x_name),
+        numbers.coordinate(max(xs), first.x_name), ends)
+    plateau_text = _plateaus_text(plateaus)
+    if plateau_text:
+        text += "; " + plateau_text
+    tags = []
+    for p in points + plateaus:
+        tags += [t for t in (tag_of(w)[0] for w in p.warnings) if t not in tags]
+    noisy = any(p.warnings for p in points + plateaus)
+    return SummaryRow(label, first.bench, text=text, tags=tags,
+                      mark=UNRELIABLE_MARK if noisy else " ", kind="sweep")
+
+
+def curve_text(r: Result) -> str:
+    """The class of a scatter with its cost, in the house's number format."""
+    curve = r.extra.get("curve") or {}
+    fitted = curve.get("all") or {}
+    if fitted.get("class"):
+        return curves.describe(fitted, r.x_name, r.unit)
+    return curve.get("description") or curve.get("class") or "not classified"
+
+
+def _scatter_row(r: Result) -> SummaryRow:
+    curve = r.extra.get("curve") or {}
+    tags = [tag_of(w)[0] for w in r.warnings]
+    if curve.get("agree") is False:
+        tags.append("disagree")
+    if r.notes.get("stopped_by"):
+        tags.append("limit")
+    xs = [s.x for s in r.samples if s.x is not None]
+    span = " %s %s–%s," % (r.x_name or "x", numbers.coordinate(min(xs), r.x_name),
+                           numbers.coordinate(max(xs), r.x_name)) if xs else ""
+    text = "%s points,%s %s" % (numbers.number(r.summary.get("n", 0)), span, curve_text(r))
+    return SummaryRow(r.label, r.bench, text=text, tags=tags,
+                      mark=UNRELIABLE_MARK if tags else " ", kind="scatter")
+
+
+def _not_run_row(r: Result) -> SummaryRow:
+    return SummaryRow(r.bench, r.bench, text="%s: %s" % (r.status, r.reason or "no reason"),
+                      mark=FAILED_MARK if r.status == "failed" else " ", kind="not run")
+
+
+def summary_rows(results: list[Result], condense_sweeps: bool = True,
+                 common=None) -> list[tuple[str, list[SummaryRow]]]:
+    """[(family, rows)] in the house's family order; a benchmark's rows in its order,
+    derived ones (plateaus, indices) with it."""
+    by_bench: dict[str, list[Result]] = {}
+    for r in results:
+        by_bench.setdefault(r.bench, []).append(r)
+    families: dict[str, list[SummaryRow]] = {}
+    for bench, mine in by_bench.items():
+        rows = families.setdefault(bench.split(".", 1)[0], [])
+        if all(r.status != "ok" for r in mine):
+            rows.append(_not_run_row(mine[0]))
+            continue
+        done = set()
+        for r in mine:
+            if r.status != "ok":
+                rows.append(_not_run_row(r))
+            elif r.shape == "sweep":
+                if r.metric in done:
+                    continue
+                done.add(r.metric)
+                points = [p for p in mine if p.metric == r.metric and p.shape == "sweep"
+                          and p.status == "ok"]
+                plateaus = [p for p in mine if p.metric.startswith(r.metric + ".plateau.")]
+                rows.append(_sweep_row(points, plateaus, common))
+                if not condense_sweeps and len(points) > 1:
+                    rows += [_point_row(p, common, "  @%s" % numbers.coordinate(p.x, p.x_name))
+                             for p in points]
+                    rows += [_point_row(p, common) for p in plateaus]
+            elif r.shape == "scatter":
+                rows.append(_scatter_row(r))
+            elif ".plateau." in r.metric:
+                continue                     # beside its curve
+            elif r.summary.get("median") is not None:
+                rows.append(_point_row(r, common))
+    return sorted(families.items(), key=lambda kv: family_sort_key(kv[0]))
+
+
+def common_level(results: list[Result]):
+    """The level class most intervals share (stats.level_class), or None."""
+    keys = Counter(k for k in (_level_key(r) for r in results if r.shape != "scatter") if k)
+    return keys.most_common(1)[0][0] if keys else None
+
+
+def _wrap(text: str, first_col: int, width: int, indent: int) -> list[str]:
+    """`text` starting at column first_col, continued at column indent."""
+    room = max(12, width - first_col)
+    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    out = [lines[0]]
+    rest = " ".join(lines[1:])
+    if rest:
+        out += [" " * indent + l for l in
+                textwrap.wrap(rest, max(12, width - indent), break_on_hyphens=False)]
+    return out
+
+
+def _fit(label: str, bench: str, width: int) -> str:
+    """The label within `width`: the benchmark id whole, the metric cut if it must be."""
+    if len(label) <= width:
+        return label
+    return bench if len(bench) >= width - 1 else label[:width - 1] + "…"
+
+
+HEADER = ("benchmark", "median", "interval", "CV", "notes")
+
+
+def common_tags(groups) -> list[str]:
+    """Tags every measured row carries (few repetitions in a smoke run, say): said once
+    below the table instead of on every row; the rows keep their mark."""
+    rows = [r for _, rs in groups for r in rs if r.kind in ("point", "sweep")]
+    if len(rows) < 2:
+        return []
+    shared = [t for t in rows[0].tags if all(t in r.tags for r in rows)]
+    for r in rows:
+        r.tags = [t for t in r.tags if t not in shared]
+    return shared
+
+
+def render_rows(groups, width: int) -> list[str]:
+    rows = [r for _, rs in groups for r in rs]
+    cells = [r.cells for r in rows if r.cells] or [("", "", "")]
+    wm, wi, wc = (max(len(HEADER[k + 1]), max(len(c[k]) for c in cells)) for k in range(3))
+    values = wm + 2 + wi + 2 + wc
+    longest_id = max((len(r.bench) for r in rows), default=9)
+    longest = max((len(r.label) for r in rows), default=9)
+    if 2 + longest + 2 + values + 2 + 12 <= width:   # the notes fit beside: all on one line
+        wl = max(longest, 9)
+    else:                                    # the labels first, the notes on the next line
+        wl = max(longest_id, min(longest, width - (2 + 2 + values)), 9)
+    span_col = 2 + wl + 2
+    tail_col = span_col + values + 2
+
+    def point_line(mark, label, c, tail):
+        head = "%s %s  %s  %s  %s" % (mark, label.ljust(wl), c[0].rjust(wm), c[1].ljust(wi),
+                                      c[2].rjust(wc))
+        if not tail:
+            return [head.rstrip()]
+        if tail_col + 12 > width:                   # no room beside: the next line
+            return [head.rstrip()] + [" " * span_col + l.strip()
+                                      for l in _wrap(tail, span_col, width, span_col)]
+        wrapped = _wrap(tail, tail_col, width, tail_col)
+        return [head + "  " + wrapped[0]] + wrapped[1:]
+
+    head = "  " + "%s  %s  %s  %s" % (HEADER[0].ljust(wl), HEADER[1].rjust(wm),
+                                      HEADER[2].ljust(wi), HEADER[3].rjust(wc))
+    out = [head + "  " + HEADER[4] if tail_col + 12 <= width else head]
+    for family, rs in groups:
+        out.append("== %s ==" % family)
+        for r in rs:
+            label = _fit(r.label, r.bench, wl)
+            tail = ", ".join(r.tags)
+            if r.cells:
+                out += point_line(r.mark, label, r.cells, tail)
+            else:
+                text = r.text + ("  (%s)" % tail if tail else "")
+                wrapped = _wrap(text, span_col, width, span_col)
+                out.append("%s %s  %s" % (r.mark, label.ljust(wl), wrapped[0]))
+                out += wrapped[1:]
+    return [l.rstrip() for l in out]
+
+
+def legend_lines(results: list[Result], groups, common, shared: list[str], width: int,
+                 run_ref: str = "RUN") -> list[str]:
+    """Below the table: the interval's level, what the marks and tags mean."""
+    rows = [r for _, rs in groups for r in rs]
+    lines = []
+    if shared:
+        lines.append("On every result: %s." % ", ".join(shared))
+    advice = interval_advice(results, common)
+    if advice:
+        lines.append(advice)
+    marks = {r.mark for r in rows}
+    if UNRELIABLE_MARK in marks or FAILED_MARK in marks:
+        lines.append("Marks: %s" % "; ".join(
+            m for m in ("%s unreliable (the notes say why)" % UNRELIABLE_MARK
+                        if UNRELIABLE_MARK in marks else "",
+                        "%s failed" % FAILED_MARK if FAILED_MARK in marks else "") if m))
+    meanings = {}
+    for r in results:
+        for w in r.warnings:
+            tag, meaning = tag_of(w)
+            meanings.setdefault(tag, meaning)
+    meanings.update({t: m for t, m in CURVE_TAGS.items() if any(t in r.tags for r in rows)})
+    used = [t for t in meanings if t in shared or any(t in r.tags for r in rows)]
+    if used:
+        lines.append("Notes: " + "; ".join("%s = %s" % (t, meanings[t]) for t in used) +
+                     ". In full: osmeter show %s." % run_ref)
+    return [l for line in lines for l in textwrap.wrap(line, width, subsequent_indent="  ")]
+
+
+def results_table(results: list[Result], condense_sweeps: bool = False,
+                  width: int | None = None, run_ref: str = "RUN") -> str:
+    """The results grouped by family, one line per point and per curve, within `width`
+    columns, with the legend of its marks and notes below."""
+    width = width or terminal_width()
+    common = common_level(results)
+    groups = summary_rows(results, condense_sweeps, common)
+    shared = common_tags(groups)
+    lines = render_rows(groups, width) + legend_lines(results, groups, common, shared, width,
+                                                      run_ref)
+    return "\n".join(lines)
+
+
+def full_notes(results: list[Result], width: int | None = None) -> str:
+    """Every warning and note of every result in full (for `osmeter show`)."""
+    width = width or terminal_width()
+    out = []
+    for r in results:
+        texts = list(r.warnings)
+        curve = r.extra.get("curve") or {}
+        if curve.get("agree") is False:
+            texts.append("repetitions disagree: " + "; ".join(curve.get("disagreements") or []))
+        stops = r.notes.get("stopped_by")
+        if stops:
+            texts.append("stopped by " + (stops if isinstance(stops, str) else "; ".join(stops)))
+        if r.status != "ok":
+            texts.append("%s: %s" % (r.status, r.reason or "no reason given"))
+        for t in dict.fromkeys(texts):
+            out += textwrap.wrap("%s: %s" % (r.label, t), width, subsequent_indent="    ")
+    return "\n".join(["Notes in full:"] + out) if out else ""
+
+
+def interval_advice(results: list[Result], common=None) -> str:
+    """One line: the level the intervals share, and how many repetitions reach 95%."""
     short = {r.summary.get("repetitions") for r in results
              if r.status == "ok" and r.shape != "scatter" and r.summary.get("repetitions")
              and (r.summary.get("ci_level") is None
                   or r.summary["ci_level"] < stats.LEVEL)
              and r.summary.get("ci_method") != stats.BOOTSTRAP}
-    if not short:
-        return ""
-    need = stats.repetitions_for(stats.LEVEL)
-    have = ", ".join("%d repetition%s %s" % (
-        n, " gives" if n == 1 else "s give",
-        "no interval" if n == 1 else "%s%%" % stats.fmt_percent(
-            stats.order_statistic_level(n, 1))) for n in sorted(short))
-    return ("Intervals of the median: %s; a 95%% interval needs at least %d repetitions "
-            "(--runs %d)." % (have, need, need))
+    parts = []
+    if common == stats.AT_LEAST:
+        parts.append("Intervals of the median: at least 95% unless marked")
+    elif common == stats.BOOTSTRAP:
+        parts.append("Intervals of the median: bootstrap (stored by an older osmeter, "
+                     "level unknown) unless marked")
+    elif common is not None:
+        reps = next(n for n in range(2, 64) if abs(stats.order_statistic_level(n, 1)
+                                                   - common) < 1e-9)
+        parts.append("Intervals of the median: %s%% ([min, max] of %d repetitions) unless "
+                     "marked" % (stats.fmt_percent(common), reps))
+        short.discard(reps)
+    if short:
+        parts.append(", ".join("%d repetition%s %s" % (
+            n, " gives" if n == 1 else "s give",
+            "no interval" if n == 1 else "%s%%" % stats.fmt_percent(
+                stats.order_statistic_level(n, 1))) for n in sorted(short)))
+    if isinstance(common, float) or short:
+        need = stats.repetitions_for(stats.LEVEL)
+        parts.append("a 95%% interval needs at least %d repetitions (--runs %d)" % (need, need))
+    return "; ".join(parts) + "." if parts else ""
 
 
-def results_table(results: list[Result], condense_sweeps: bool = False) -> str:
-    rows = []
-    done_sweeps = set()
-    not_run = set()
-    for r in results:
-        if r.status != "ok":        # a benchmark that did not run: one row, not one per metric
-            if (r.bench, r.status) not in not_run:
-                not_run.add((r.bench, r.status))
-                rows.append([r.bench, r.status, "", "", r.reason or ""])
-            continue
-        if condense_sweeps and r.shape == "sweep" and r.status == "ok":
-            key = (r.bench, r.metric)
-            if key in done_sweeps:
-                continue
-            done_sweeps.add(key)
-            pts = [p for p in results if (p.bench, p.metric) == key and p.status == "ok"]
-            meds = [p.summary["median"] for p in pts]
-            xs = [p.x for p in pts]
-            noisy = sum(1 for p in pts if p.warnings)
-            rows.append(["%s %s" % (r.bench, r.metric) if r.metric not in ("latency",) else r.bench,
-                         "%d points" % len(pts),
-                         "%s=%s..%s" % (r.x_name or "x", fmt_number(min(xs)), fmt_number(max(xs))),
-                         "", "%s .. %s%s" % (fmt_value(min(meds), r.unit), fmt_value(max(meds), r.unit),
-                                             "; %d noisy points" % noisy if noisy else "")])
-            continue
-        rows.append(result_row(r))
-    advice = interval_advice(results)
-    return table(rows, RESULT_HEADER, right={1}) + ("\n" + advice if advice else "")
-
-
-def run_header(run: Run) -> str:
+def run_header(run: Run, width: int | None = None) -> str:
+    width = width or terminal_width()
     si = run.sysinfo
     lines = ["run %s%s  (%s, %s%s)" % (run.id, "  label %s" % run.label if run.label else "",
                                        run.status, run.suite or "custom",
@@ -158,8 +439,11 @@ def run_header(run: Run) -> str:
                                                  if not isinstance(kv[1], dict)))
     for w in (run.environment or {}).get("warnings", []):
         lines.append("  warning: %s" % w)
-    return "\n".join(lines)
+    return "\n".join(l for line in lines
+                     for l in textwrap.wrap(line, width, subsequent_indent="    "))
 
+
+# ---- progress ---------------------------------------------------------------------------
 
 class Progress:
     """One line on a terminal (bar, current benchmark, ETA); sparse lines otherwise."""
@@ -170,24 +454,30 @@ class Progress:
         self.tty = enabled and sys.stderr.isatty()
         self.last_line = 0.0
         self.start = time.monotonic()
+        self.first_eta: float | None = None
 
     def show(self, what: str, remaining_s: float):
+        if self.first_eta is None:
+            self.first_eta = remaining_s
         if not self.enabled:
             return
-        eta = _fmt_duration(remaining_s)
+        eta = fmt_duration(remaining_s)
         if self.tty:
             width = 24
             filled = int(width * self.done / max(1, self.total))
             line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
                                                   self.done, self.total, what[:34], eta)
-            self._write("\r" + line[:120])
+            self._write("\r" + line[:max(20, terminal_width(sys.stderr) - 1)])
         elif time.monotonic() - self.last_line > 15 or self.done == 0:
             self._write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
             self.last_line = time.monotonic()
 
     def finish(self):
         if self.tty:
-            self._write("\r" + " " * 120 + "\r")
+            self._write("\r" + " " * max(20, terminal_width(sys.stderr) - 1) + "\r")
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
 
     def _write(self, text: str):
         """A terminal that hung up (EIO) ends the progress display, not the run."""
@@ -198,6 +488,8 @@ class Progress:
             self.enabled = self.tty = False
 
 
-def _fmt_duration(s: float) -> str:
-    s = max(0, int(s))
+def fmt_duration(s: float) -> str:
+    s = max(0, int(round(s)))
+    if s >= 3600:
+        return "%dh%02dm" % (s // 3600, s % 3600 // 60)
     return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s

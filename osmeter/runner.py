@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections import defaultdict
 
-from . import __version__, adaptive, coreproc, display, fsinfo, monitor, results, stats, sysinfo
+from . import __version__, adaptive, coreproc, display, eta, fsinfo, monitor, results, stats, sysinfo
 from .catalog import Catalog
 from .model import Run
 from .plan import Options, PlanItem, Variant, effective_params
@@ -85,16 +85,16 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             for item in todo:
                 for v, variant in enumerate(variants):
                     progress.show("%s (%d/%d)" % (item.result_id, rep + 1, rounds),
-                                  _remaining_seconds(catalog, todo, rep, item, rounds,
-                                                     len(variants), durations))
+                                  eta.remaining_seconds(catalog, todo, rep, item, rounds,
+                                                        len(variants), durations))
                     params = effective_params(catalog, item, variant)
-                    before = monitor.Snapshot.take()
                     t0 = time.monotonic()
+                    before = monitor.Snapshot.take()
                     inv = coreproc.invoke(item.bench, params=params, preset=item.preset,
                                           timeout=opts.timeout, scratch_parent=scratch_parent,
                                           env=opts.env)
-                    durations[item.bench].append(time.monotonic() - t0)
                     interference = monitor.between(before, monitor.Snapshot.take())
+                    durations[item.result_id].append(time.monotonic() - t0)
                     invocations[v][item.result_id].append((rep, inv, interference))
                     progress.done += 1
     except (KeyboardInterrupt, Interrupted):
@@ -103,6 +103,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         for sig, handler in old_stops.items():
             signal.signal(sig, handler)
         progress.finish()
+    timing = {"measuring_s": round(progress.elapsed(), 3),
+              "first_estimate_s": round(progress.first_eta, 3)
+              if progress.first_eta is not None else None}
 
     # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.
     old_quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
@@ -119,6 +122,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")
             run.environment["busy_after"] = env_after.get("busy_before")
+            run.environment["timing"] = timing
             if store is not None and (run.results or not interrupted):
                 store.save_run(run)
     finally:
@@ -127,23 +131,3 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     if interrupted:
         raise Interrupted()
     return runs
-
-
-def _remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current: PlanItem,
-                       runs: int, nvariants: int, durations: dict) -> float:
-    """Time left: measured durations where there are some; elsewhere the registry's
-    estimate (for default sizes), scaled by how the measured ones compared with theirs."""
-    def registry(bench):
-        return float(catalog.by_id[bench].get("est_seconds") or 1.0)
-    measured = [b for b in durations if durations[b]]
-    scale = 1.0
-    if measured:
-        scale = (sum(sum(durations[b]) / len(durations[b]) for b in measured)
-                 / sum(registry(b) for b in measured))
-    def per_rep(bench):
-        seen = durations.get(bench)
-        return sum(seen) / len(seen) if seen else registry(bench) * scale
-    per_round = sum(per_rep(it.bench) for it in items) * nvariants
-    position = items.index(current)
-    this_round = sum(per_rep(it.bench) for it in items[position:]) * nvariants
-    return this_round + per_round * (runs - rep - 1)

@@ -157,6 +157,19 @@ def level_note(level, method: str | None = None, repetitions: int | None = None)
     return s
 
 
+AT_LEAST = "at least 95%"
+
+
+def level_class(level, method: str | None = None):
+    """How an interval's level reads in a table that states a shared level once: its
+    own level below 95%, AT_LEAST above, BOOTSTRAP for intervals of old runs."""
+    if method == BOOTSTRAP:
+        return BOOTSTRAP
+    if level is None or level >= LEVEL - 1e-12:
+        return AT_LEAST
+    return level
+
+
 def fmt_percent(level: float) -> str:
     """93.75 -> '93.8', 50 -> '50', 99.2 -> '99.2'."""
     pct = 100.0 * level

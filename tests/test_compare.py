@@ -268,12 +268,39 @@ def three():
 
 
 def test_terminal_export(three):
-    text = tables.terminal(three, references=True)
+    text = tables.terminal(three, references=True, show_all=True)
     for cat in three.categories:
         assert "== %s ==" % cat in text
     assert "> 1 = better" in text and "Mann-Whitney" in text
     assert "Indices" in text and "overall" in text
     assert "DECstation 3100" in text and "MIPS-relative" in text
+
+
+def test_terminal_shows_what_a_reader_looks_for_by_default():
+    """Rows with a verdict or a large difference; the rest counted; rows not run in one
+    run collapsed into one line per category; every row with --all."""
+    a = make_run("ra", "A", seed=1)
+    b = make_run("rb", "B", seed=2)
+    slow = next(r for r in b.results if r.bench == "syscall.read")
+    for smp in slow.samples:
+        smp.value *= 2.0                          # B's read is twice as slow
+    slow.summary = compare.stats.summarize(slow.samples)
+    b.results = [r for r in b.results if r.bench != "ctx.pipe_pingpong"]   # not run in B
+    cmp = compare.compare([a, b])
+    text = tables.terminal(cmp, width=100)
+    read = [l for l in text.splitlines() if l.startswith("syscall.read")]
+    assert len(read) == 1 and "×0.5" in read[0]
+    assert not any(l.startswith("syscall.getpid ") for l in text.splitlines())
+    assert "1 of 2 rows shown" in text
+    assert "not run in B: ctx.pipe_pingpong" in text
+    assert not any(l.startswith("ctx.pipe_pingpong") for l in text.splitlines())
+    assert "No verdict and no difference of 20% or more in:" in text
+    assert "Indices" in text
+    every = tables.terminal(cmp, show_all=True, width=100)
+    assert any(l.startswith("syscall.getpid ") for l in every.splitlines())
+    assert any(l.startswith("ctx.pipe_pingpong") for l in every.splitlines())
+    # The machine formats have every row whatever the terminal shows.
+    assert "syscall.getpid" in tables.markdown(cmp) and "ctx.pipe_pingpong" in tables.csv_text(cmp)
 
 
 def test_markdown_export(three):
@@ -484,6 +511,22 @@ def test_reliability_warnings_reach_the_comparison():
     b.results[0].warnings = ["noisy: run-to-run variation 9.0% exceeds 5%"]
     key = b.results[0].key
     row = next(r for r in compare.compare([a, b]).rows if (r.bench, r.metric, r.x) == key)
-    assert any("b unreliable: noisy" in n for n in row.notes)
+    assert row.notes == ["unreliable in b: noisy: run-to-run variation 9.0% exceeds 5%"]
     clean = next(r for r in compare.compare([a, b]).rows if (r.bench, r.metric, r.x) != key)
     assert not any("unreliable" in n for n in clean.notes)
+
+
+def test_notes_once_per_row_not_per_run():
+    runs = [make_run("a", "A"), make_run("b", "B", seed=2), make_run("c", "C", seed=3)]
+    for run in runs:
+        run.results[0].warnings = ["only 2 repetitions: the interval of the median is 50%"]
+    runs[2].results[1].warnings = ["noisy: run-to-run variation 9.0% exceeds 5%"]
+    runs[1].results[1].warnings = ["only 2 repetitions: the interval of the median is 50%"]
+    rows = {r.key if hasattr(r, "key") else (r.bench, r.metric, r.x): r
+            for r in compare.compare(runs).rows}
+    first = rows[runs[0].results[0].key]
+    assert first.notes == ["unreliable in every run: only 2 repetitions: the interval of "
+                           "the median is 50%"]
+    second = rows[runs[0].results[1].key]
+    assert len(second.notes) == 1 and "B: only 2" in second.notes[0] \
+        and "C: noisy" in second.notes[0]

@@ -25,7 +25,7 @@ def test_report_is_self_contained():
     urls = set(re.findall(r"""(?:https?:)?//[^\s"'<>)]+""", text))
     assert urls <= {"http://www.w3.org/2000/svg"}, urls
     assert "@import" not in text and "url(" not in text
-    assert text.count("<svg") == len(figures) >= 6
+    assert text.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == len(figures) >= 6
 
 
 def test_every_kind_of_figure_is_there():
@@ -48,7 +48,7 @@ def test_sweep_has_log_x_and_one_line_per_run():
     sweep = next(s for _, s in figures if 'data-kind="sweep"' in s)
     assert "(log scale)" in sweep
     assert sweep.count('class="series"') == 3
-    assert "4K" in sweep or "1M" in sweep or "1k" in sweep
+    assert "4 KiB" in sweep and "1 MiB" in sweep
 
 
 def test_scatter_has_every_point_the_fit_and_the_class():
@@ -59,7 +59,11 @@ def test_scatter_has_every_point_the_fit_and_the_class():
     groups = [g for g in root.iter(SVG_NS + "g") if g.get("class") == "points"]
     assert len(groups) == 3
     n_points = sum(1 for s in runs3()[0].results if s.shape == "scatter" for _ in s.samples)
-    assert sum(len(g.findall(SVG_NS + "circle")) for g in groups) == 3 * n_points
+    assert sum(1 for g in groups for e in g if "pt" in (e.get("class") or "").split()) \
+        == 3 * n_points == int(root.get("data-points"))
+    # Each run its own marker as well as its colour.
+    assert [{e.tag for e in g} - {SVG_NS + "title"} for g in groups][:3] == [
+        {SVG_NS + "circle"}, {SVG_NS + "rect"}, {SVG_NS + "polygon"}]
     assert scatter.count('class="fit"') == 3
     assert "linux-b: O(n)" in scatter and "linux-a: O(1)" in scatter
 
@@ -67,15 +71,19 @@ def test_scatter_has_every_point_the_fit_and_the_class():
 def test_scatter_thins_huge_populations_and_says_so():
     pts = [(float(i), 100.0 + i % 7) for i in range(20000)]
     s = svg.scatter_chart("big", "n", "ns", [(0, "one", pts, None, "O(1)")])
-    assert "showing every 4th point" in s
-    assert s.count("<circle") == 5000
+    assert "every 4th point (5,000 of 20,000)" in s
+    assert s.count('<circle class="pt"') == 5000
 
 
-def test_bar_chart_whiskers_and_log_axis():
+def test_bars_only_on_linear_axes_dots_on_log_axes():
     s = svg.bar_chart("t", "ns", [("fast", [(0, 10.0, 9.0, 11.0)]),
                                   ("slow", [(0, 5000.0, 4000.0, 6000.0)])], ["a"])
-    assert "(log scale)" in s
-    assert s.count('class="bar"') == 2
+    assert "(log scale)" in s and 'data-kind="dot"' in s
+    assert s.count('class="bar"') == 0 and 'data-points="2"' in s
+    s = svg.bar_chart("t", "ns", [("fast", [(0, 1000.0, 900.0, 1100.0)]),
+                                  ("slow", [(0, 5000.0, 4000.0, 6000.0)])], ["a"])
+    assert "log" not in s and s.count('class="bar"') == 2
+    assert "µs" in s                          # the axis in the values' own unit
     s = svg.bar_chart("t", "ns", [("x", [(0, 10.0, None, None), (1, None, None, None)])],
                       ["a", "b"])
     assert "not measured" in s
@@ -84,7 +92,8 @@ def test_bar_chart_whiskers_and_log_axis():
 def test_scale_ticks():
     assert svg.Scale(0, 100, 0, 1).ticks() == [0, 20, 40, 60, 80, 100]
     assert svg.Scale(1, 1e6, 0, 1, log=True).ticks() == [1, 10, 100, 1e3, 1e4, 1e5, 1e6]
-    assert svg.size_label(65536) == "64K" and svg.size_label(1 << 20) == "1M"
+    assert svg.Scale(1, 100, 0, 100, log=True, zero_gap=20)(0) == 0      # 0 before the break
+    assert svg.Scale(1, 100, 0, 100, log=True, zero_gap=20)(1) == 20
 
 
 def test_single_run_report_shows_system_information():

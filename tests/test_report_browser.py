@@ -76,7 +76,7 @@ def test_report_renders_in_chromium(tmp_path):
                            ".map(s => s.dataset.kind)")
         assert {"bar", "sweep", "scatter"} <= set(kinds)
         # Every scatter point and fitted curve made it into the DOM.
-        assert b.evaluate("document.querySelectorAll('svg[data-kind=scatter] g.points circle')"
+        assert b.evaluate("document.querySelectorAll('svg[data-kind=scatter] g.points .pt')"
                           ".length") == sum(len(r.samples) for run in runs for r in run.results
                                             if r.shape == "scatter")
         assert b.evaluate("document.querySelectorAll('polyline.fit').length") == 3

@@ -418,37 +418,41 @@ static int run_audio_play(struct om_ctx *ctx)
     {"system", "ns", "lower", OM_POINT, NULL, "system CPU time"},                          \
     {"max_rss", "bytes", "lower", OM_POINT, NULL, "peak resident memory"}
 
-#define START(id, what, suites, fn)                                                       \
-    {id, "start-up time of " what, "CC06 T1 (start-up)", suites, 0.5, fn,                  \
+#define START(id, what, suites, fn, est_def, est_quick, est_smoke)                         \
+    {id, "start-up time of " what, "CC06 T1 (start-up)", suites,                          \
+     {est_def, est_quick, est_smoke}, fn,                                                 \
      {RUN_PARAMS("20", "5", "2", "2")}, {PROCESS_METRICS}}
 
 const struct om_bench om_family_app[] = {
-    START("app.start.sh", "/bin/sh running ':' (sh -c :)", "quick,full,cc06", run_start_sh),
-    START("app.start.bash", "bash running ':' (bash -c :)", "full,cc06", run_start_bash),
-    START("app.start.python3", "python3 -c pass", "quick,full,cc06", run_start_python3),
-    START("app.start.perl", "perl -e 1", "full,cc06", run_start_perl),
+    START("app.start.sh", "/bin/sh running ':' (sh -c :)", "quick,full,cc06",
+          run_start_sh, 0.096, 0.035, 0.018),
+    START("app.start.bash", "bash running ':' (bash -c :)", "full,cc06",
+          run_start_bash, 0.072, 0.036, 0.013),
+    START("app.start.python3", "python3 -c pass", "quick,full,cc06",
+          run_start_python3, 1.6, 0.48, 0.2),
+    START("app.start.perl", "perl -e 1", "full,cc06", run_start_perl, 0.03, 0.013, 0.0065),
     START("app.start.vim", "Vim in Ex batch mode, quitting at once (vim -es -c qa!)",
-          "full,cc06", run_start_vim),
+          "full,cc06", run_start_vim, 0.08, 0.025, 0.013),
     {"app.vim_open", "Vim (Ex batch mode) opening a large generated text file and quitting",
-     "CC06 T1", "quick,full,cc06", 3.0, run_vim_open,
+     "CC06 T1", "quick,full,cc06", {9.1, 0.3, 0.025}, run_vim_open,
      {RUN_PARAMS("3", "2", "1", "1"),
       {"size", OM_INT, "470m", "16m", "1m", 1, 16LL << 30, NULL,
        "file size in bytes (k/m/g suffixes; the study's '470Mb', read as MiB)"}},
      {PROCESS_METRICS}},
     {"app.convert.jpeg_png", "ImageMagick converting a generated JPEG to PNG", "CC06 T3",
-     "full,cc06", 5.0, run_jpeg_png,
+     "full,cc06", {70.0, 2.7, 0.088}, run_jpeg_png,
      {RUN_PARAMS("3", "2", "1", "1"),
       {"size", OM_INT, "4096", "1024", "128", 16, 16384, NULL,
        "side of the square image in pixels (the study's input is not stated)"}},
      {PROCESS_METRICS}},
     {"app.convert.avi_mpeg", "ffmpeg transcoding a generated AVI (MPEG-4 + PCM) to MPEG-1 "
-     "program stream", "CC06 T3", "full,cc06", 20.0, run_avi_mpeg,
+     "program stream", "CC06 T3", "full,cc06", {10.0, 1.5, 0.57}, run_avi_mpeg,
      {RUN_PARAMS("3", "2", "1", "1"),
       {"seconds", OM_INT, "60", "4", "1", 1, 3600, NULL,
        "length of the generated video (the study's input is not stated)"}},
      {PROCESS_METRICS}},
     {"app.cpu.avi_play", "CPU share of decoding an AVI at its real-time pace (ffmpeg -re; "
-     "the study played one in xine)", "CC06 T1 (app.cpu.xine_avi)", "full,cc06", 95.0,
+     "the study played one in xine)", "CC06 T1 (app.cpu.xine_avi)", "full,cc06", {95.0, 5.9, 1.6},
      run_avi_play,
      {RUN_PARAMS("3", "1", "1", "0"),
       {"seconds", OM_INT, "30", "5", "1", 1, 3600, NULL, "length of the video played"}},
@@ -456,7 +460,7 @@ const struct om_bench om_family_app[] = {
       PROCESS_METRICS}},
     {"app.cpu.audio_play", "CPU share of 1, 2, 4 audio players at once (real-time-paced "
      "ffmpeg decodes of an MP2 file; the study ran XMMS)", "CC06 T1 (app.cpu.xmms)",
-     "full,cc06", 280.0, run_audio_play,
+     "full,cc06", {280.0, 16.0, 2.5}, run_audio_play,
      {RUN_PARAMS("3", "1", "1", "0"),
       {"instances", OM_LIST, "1,2,4", NULL, "1,2,4", 1, 64, NULL, "players at once"},
       {"seconds", OM_INT, "30", "5", "1", 1, 3600, NULL, "length of the audio played"}},

@@ -549,7 +549,7 @@ out:
 
 const struct om_bench om_family_cmd[] = {
     {"cmd.run", "the user's own command, timed as a whole process (osmeter run cmd --name "
-     "NAME -- COMMAND ...)", "osmeter (CC06 T1 style)", "", 2.0, run_cmd,
+     "NAME -- COMMAND ...)", "osmeter (CC06 T1 style)", "", {2.0, 2.0, 2.0}, run_cmd,
      {{"argv", OM_STR, "", NULL, NULL, 0, 0, NULL,
        "the command as a JSON array of strings, e.g. [\"vim\",\"-es\",\"big.txt\"]"},
       {"shell", OM_CHOICE, "no", NULL, NULL, 0, 0, "no|yes",

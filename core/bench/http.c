@@ -807,7 +807,7 @@ static int run_throughput(struct om_ctx *ctx)
     "else poll"
 #define IP_PARAM                                                                           \
     {"ip", OM_CHOICE, "6", "4", "4", 0, 0, "4|6",                                          \
-     "loopback over IPv6 (::1, as von Leitner ran everything) or IPv4 (127.0.0.1; the "     \
+     "loopback over IPv6 (::1, as von Leitner ran everything) or IPv4 (127.0.0.1; the "    \
      "quick suite's, available everywhere)"}
 #define CURVE_PARAMS(mech, choices)                                                        \
     {"mech", OM_CHOICE, mech, NULL, NULL, 0, 0, choices, MECH_HELP},                       \
@@ -837,26 +837,28 @@ const struct om_bench om_family_http[] = {
     {"net.http_connect",
      "HTTP connect latency (server notices and accepts) vs idle keep-alive connections, "
      "best event mechanism",
-     "VL03", "quick,full,vl03", 2.0, run_connect,
+     "VL03", "quick,full,vl03", {0.88, 0.22, 0.092}, run_connect,
      {CURVE_PARAMS("best", HTTPD_MECHS)}, ACCEPT_METRIC},
     {"net.http_connect.poll", "net.http_connect with a poll() server", "VL03 (NetBSD 1.6.1)",
-     "quick,full,vl03", 25.0, run_connect, {CURVE_PARAMS("poll", "poll")}, ACCEPT_METRIC},
+     "quick,full,vl03", {9.3, 0.39, 0.096},
+     run_connect, {CURVE_PARAMS("poll", "poll")}, ACCEPT_METRIC},
     {"net.http_connect.select", "net.http_connect with a select() server (up to FD_SETSIZE)",
-     "osmeter (after VL03)", "quick,full,vl03", 1.0, run_connect,
+     "osmeter (after VL03)", "quick,full,vl03", {0.13, 0.13, 0.079}, run_connect,
      {CURVE_PARAMS("select", "select")}, ACCEPT_METRIC},
     {"net.http_request",
      "HTTP request latency on an established connection vs idle keep-alive connections, "
      "best event mechanism",
-     "VL03", "quick,full,vl03", 2.0, run_request,
+     "VL03", "quick,full,vl03", {0.57, 0.15, 0.078}, run_request,
      {CURVE_PARAMS("best", HTTPD_MECHS)}, REQUEST_METRIC},
     {"net.http_request.poll", "net.http_request with a poll() server", "VL03 (NetBSD 1.6.1)",
-     "quick,full,vl03", 45.0, run_request, {CURVE_PARAMS("poll", "poll")}, REQUEST_METRIC},
+     "quick,full,vl03", {45.0, 0.23, 0.079},
+     run_request, {CURVE_PARAMS("poll", "poll")}, REQUEST_METRIC},
     {"net.http_request.select", "net.http_request with a select() server (up to FD_SETSIZE)",
-     "osmeter (after VL03)", "quick,full,vl03", 1.0, run_request,
+     "osmeter (after VL03)", "quick,full,vl03", {0.14, 0.12, 0.078}, run_request,
      {CURVE_PARAMS("select", "select")}, REQUEST_METRIC},
     {"net.http_throughput",
      "HTTP requests/s and MB/s for a small and a large file, many keep-alive connections",
-     "osmeter", "quick,full", 12.0, run_throughput,
+     "osmeter", "quick,full", {12.0, 2.4, 0.61}, run_throughput,
      {{"mech", OM_CHOICE, "best", NULL, NULL, 0, 0, HTTPD_MECHS, MECH_HELP},
       {"small", OM_INT, "1k", NULL, NULL, 0, 64 * 1024 * 1024, NULL, "small file, bytes"},
       {"large", OM_INT, "1m", "256k", "64k", 0, 64 * 1024 * 1024, NULL, "large file, bytes"},

@@ -586,25 +586,28 @@ static int run_bonniepp(struct om_ctx *ctx)
     {"file_bytes", OM_INT, "16k", "4k", "2k", 1024, 1 << 20, NULL, "size of each .c file"}
 
 #define COMPRESS_PARAM                                                                    \
-    {"compress", OM_CHOICE, "auto", NULL, NULL, 0, 0, "auto|bzip2|gzip|none",               \
+    {"compress", OM_CHOICE, "auto", NULL, NULL, 0, 0, "auto|bzip2|gzip|none",              \
      "archive compression (CC06: bzip2); auto = bzip2, else gzip, else none"}
 
 #define TIME_METRIC {{"time", "s", "lower", OM_POINT, NULL, "wall time of the command"}}
 
 const struct om_bench om_family_mab[] = {
     {"mab.local", "Modified Andrew Benchmark: mkdir, copy, stat, read, compile a C tree",
-     "O90 T7-T8; LB96 §8 T3", "quick,full,o90,lb96", 60.0, run_mab_local, {MAB_PARAMS},
+     "O90 T7-T8; LB96 §8 T3", "quick,full,o90,lb96", {60.0, 1.2, 0.38}, run_mab_local, {MAB_PARAMS},
      MAB_METRICS},
     {"mab.remote", "the Modified Andrew Benchmark in dir= on a network file system",
-     "O90 T7-T8; LB96 §10", "full,o90,lb96", 120.0, run_mab_remote, {MAB_PARAMS}, MAB_METRICS},
+     "O90 T7-T8; LB96 §10", "full,o90,lb96", {120.0, 1.2, 0.38},
+     run_mab_remote, {MAB_PARAMS}, MAB_METRICS},
     {"fs.tar.create", "tar -cjf of a generated tree (CC06: tar jcvf)", "CC06 T2",
-     "quick,full,cc06", 3.0, run_tar_create, {VFS_PARAMS, COMPRESS_PARAM}, TIME_METRIC},
+     "quick,full,cc06", {3.0, 0.87, 0.075},
+     run_tar_create, {VFS_PARAMS, COMPRESS_PARAM}, TIME_METRIC},
     {"fs.tar.extract", "tar -xjf of an archive of a generated tree (CC06: tar jxvf)", "CC06 T2",
-     "quick,full,cc06", 4.0, run_tar_extract, {VFS_PARAMS, COMPRESS_PARAM}, TIME_METRIC},
-    {"fs.rm_tree", "rm -fr of a generated tree", "CC06 T2", "quick,full,cc06", 2.0,
+     "quick,full,cc06", {4.0, 0.41, 0.061},
+     run_tar_extract, {VFS_PARAMS, COMPRESS_PARAM}, TIME_METRIC},
+    {"fs.rm_tree", "rm -fr of a generated tree", "CC06 T2", "quick,full,cc06", {2.0, 0.9, 0.055},
      run_rm_tree, {VFS_PARAMS}, TIME_METRIC},
     {"fs.bonniepp", "bonnie++'s whole run: large-file I/O, seeks, file creation and deletion",
-     "CC06 T2", "full,cc06", 120.0, run_bonniepp,
+     "CC06 T2", "full,cc06", {120.0, 9.3, 0.63}, run_bonniepp,
      {FS_DIR_PARAM,
       {"size", OM_INT, "1g", "64m", "0", 0, 1LL << 40, NULL,
        "bonnie++ -s: the large file (CC06 did not say; bonnie++'s own default is twice the "

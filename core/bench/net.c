@@ -866,39 +866,39 @@ BOTH_FAMILIES(udp_lat)
     {{"bandwidth", "Mbit/s", "higher", OM_SWEEP, xname, help " (Mbit/s = 10^6 bit/s)"}}
 #define RT_METRIC(help) {{"round_trip", "ns", "lower", OM_POINT, NULL, help}}
 
-#define TCP_BW(id, fn, suites)                                                             \
-    {id, "TCP bandwidth: 3 MB per transfer through a 48 KB buffer (lmbench bw_tcp)",        \
-     "LB96 §9.3 T5; lmbench bw_tcp", suites, 1.0, fn,                                     \
+#define TCP_BW(id, fn, suites, est_def, est_quick, est_smoke)                              \
+    {id, "TCP bandwidth: 3 MB per transfer through a 48 KB buffer (lmbench bw_tcp)",       \
+     "LB96 §9.3 T5; lmbench bw_tcp", suites, {est_def, est_quick, est_smoke}, fn,          \
      {{"total", OM_INT, "3m", NULL, "256k", 1, 1LL << 30, NULL, "bytes per transfer"},     \
       {"buffer", OM_INT, "48k", NULL, NULL, 1, 16LL << 20, NULL,                           \
        "bytes per write()/read() call; socket buffers are the system's defaults"},        \
       BW_SAMPLES("10", "5", "2"), PIN_PARAM, PEER_PARAM},                                  \
      BW_METRIC("from the first write until the far end confirms it read every byte")}
-#define TCP_BW_SWEEP(id, fn)                                                               \
-    {id, "TCP bandwidth swept over the write()/read() buffer size", "osmeter; LB96 §9.3",   \
-     "full", 3.0, fn,                                                                      \
+#define TCP_BW_SWEEP(id, fn, est_def, est_quick, est_smoke)                                \
+    {id, "TCP bandwidth swept over the write()/read() buffer size", "osmeter; LB96 §9.3",  \
+     "full", {est_def, est_quick, est_smoke}, fn,                                          \
      {{"total", OM_INT, "3m", "1m", "64k", 1, 1LL << 30, NULL, "bytes per transfer"},      \
       {"buffers", OM_LIST, "1k,4k,16k,48k,64k,256k,1m", "4k,48k,256k", "4k,64k", 1,        \
        16LL << 20, NULL, "bytes per write()/read() call"},                                 \
       BW_SAMPLES("5", "3", "1"), PIN_PARAM, PEER_PARAM},                                   \
      BW_SWEEP("buffer_bytes", "TCP bandwidth per buffer size")}
-#define TCP_LAT(id, fn, suites)                                                            \
-    {id, "TCP round trip of a 1-byte message on a connected socket (lmbench lat_tcp)",      \
-     "lmbench lat_tcp", suites, 0.5, fn,                                                  \
+#define TCP_LAT(id, fn, suites, est_def, est_quick, est_smoke)                             \
+    {id, "TCP round trip of a 1-byte message on a connected socket (lmbench lat_tcp)",     \
+     "lmbench lat_tcp", suites, {est_def, est_quick, est_smoke}, fn,                       \
      {OM_BATCH_PARAMS, {"size", OM_INT, "1", NULL, NULL, 1, 1 << 20, NULL, "message bytes"}, \
       PIN_PARAM, PEER_PARAM},                                                              \
      RT_METRIC("one message there and back (TCP_NODELAY)")}
-#define TCP_CONNECT(id, fn, suites)                                                        \
+#define TCP_CONNECT(id, fn, suites, est_def, est_quick, est_smoke)                         \
     {id, "TCP connection set-up: connect() of a fresh socket (lmbench lat_connect)",       \
-     "lmbench lat_connect", suites, 1.0, fn,                                               \
+     "lmbench lat_connect", suites, {est_def, est_quick, est_smoke}, fn,                   \
      {{"connections", OM_INT, "500", "200", "20", 1, 100000, NULL,                         \
        "connections per sample (the sample is their mean)"},                               \
       BW_SAMPLES("10", "5", "2"), PIN_PARAM, PEER_PARAM},                                  \
      {{"connect", "ns", "lower", OM_POINT, NULL,                                           \
        "time for connect() to return (three-way handshake); socket() and close() untimed"}}}
-#define UDP_TTCP(id, fn, suites)                                                           \
+#define UDP_TTCP(id, fn, suites, est_def, est_quick, est_smoke)                            \
     {id, "UDP bandwidth ttcp-style over datagram sizes: sent, received and lost",          \
-     "LB96 §9.2 Fig 13 (ttcp)", suites, 10.0, fn,                                           \
+     "LB96 §9.2 Fig 13 (ttcp)", suites, {est_def, est_quick, est_smoke}, fn,               \
      {{"sizes", OM_LIST, "64,128,256,512,1k,2k,4k,8k,16k,32k,64k", "64,1k,8k,64k", "64,8k", \
        1, 65536, NULL, "UDP payload bytes per datagram (64k = the largest datagram)"},     \
       {"total", OM_INT, "4m", "1m", "64k", 1, 1LL << 30, NULL,                             \
@@ -909,49 +909,49 @@ BOTH_FAMILIES(udp_lat)
       {"received", "Mbit/s", "higher", OM_SWEEP, "datagram_bytes",                         \
        "payload that arrived, over the far end's first-to-last arrival time"},             \
       {"loss", "%", "lower", OM_SWEEP, "datagram_bytes", "datagrams sent that never arrived"}}}
-#define UDP_LAT(id, fn, suites)                                                            \
-    {id, "UDP round trip of a 1-byte datagram (lmbench lat_udp)", "lmbench lat_udp",        \
-     suites, 0.5, fn,                                                                      \
+#define UDP_LAT(id, fn, suites, est_def, est_quick, est_smoke)                             \
+    {id, "UDP round trip of a 1-byte datagram (lmbench lat_udp)", "lmbench lat_udp",       \
+     suites, {est_def, est_quick, est_smoke}, fn,                                          \
      {OM_BATCH_PARAMS, {"size", OM_INT, "1", NULL, NULL, 1, 65527, NULL, "datagram bytes"}, \
       PIN_PARAM, PEER_PARAM},                                                              \
      RT_METRIC("one datagram there and back")}
 
 const struct om_bench om_family_net[] = {
     {"net.pipe_bw", "pipe bandwidth: 50 MB in 64 KB chunks to a child (lmbench bw_pipe)",
-     "LB96 §9.1 T4; lmbench bw_pipe", "quick,full,lb96", 1.0, run_pipe_bw,
+     "LB96 §9.1 T4; lmbench bw_pipe", "quick,full,lb96", {0.13, 0.037, 0.0057}, run_pipe_bw,
      {{"total", OM_INT, "50m", "16m", "1m", 1, 1LL << 32, NULL, "bytes per transfer"},
       {"chunk", OM_INT, "64k", NULL, NULL, 1, 16LL << 20, NULL, "bytes per write()/read()"},
       BW_SAMPLES("5", "3", "2"), PIN_PARAM},
      BW_METRIC("from the first write until the reader confirms it read every byte")},
     {"net.pipe_bw_sweep", "pipe bandwidth swept over the write()/read() chunk size",
-     "osmeter; LB96 §9.1", "full", 3.0, run_pipe_bw_sweep,
+     "osmeter; LB96 §9.1", "full", {1.0, 0.048, 0.011}, run_pipe_bw_sweep,
      {{"total", OM_INT, "16m", "4m", "256k", 1, 1LL << 32, NULL, "bytes per transfer"},
       {"chunks", OM_LIST, "64,512,4k,16k,64k,256k,1m", "512,4k,64k,1m", "4k,64k", 1,
        16LL << 20, NULL, "bytes per write()/read() call"},
       BW_SAMPLES("3", "2", "1"), PIN_PARAM},
      BW_SWEEP("chunk_bytes", "pipe bandwidth per chunk size")},
     {"net.unix_bw", "UNIX-domain stream socket bandwidth: 50 MB in 64 KB chunks (bw_unix)",
-     "lmbench bw_unix", "quick,full", 1.0, run_unix_bw,
+     "lmbench bw_unix", "quick,full", {0.15, 0.036, 0.016}, run_unix_bw,
      {{"total", OM_INT, "50m", "16m", "1m", 1, 1LL << 32, NULL, "bytes per transfer"},
       {"chunk", OM_INT, "64k", NULL, NULL, 1, 16LL << 20, NULL, "bytes per write()/read()"},
       BW_SAMPLES("5", "3", "2"), PIN_PARAM},
      BW_METRIC("from the first write until the reader confirms it read every byte")},
     {"net.unix_lat", "UNIX-domain stream socket round trip of a 1-byte message (lat_unix)",
-     "lmbench lat_unix", "quick,full", 0.5, run_unix_lat,
+     "lmbench lat_unix", "quick,full", {0.008, 0.06, 0.008}, run_unix_lat,
      {OM_BATCH_PARAMS, {"size", OM_INT, "1", NULL, NULL, 1, 1 << 20, NULL, "message bytes"},
       PIN_PARAM},
      RT_METRIC("one message there and back")},
-    UDP_TTCP("net.udp_ttcp", run_udp_ttcp, "quick,full,lb96"),
-    UDP_TTCP("net.udp_ttcp.ipv6", run_udp_ttcp_v6, "full"),
-    UDP_LAT("net.udp_lat", run_udp_lat, "quick,full"),
-    UDP_LAT("net.udp_lat.ipv6", run_udp_lat_v6, "full"),
-    TCP_BW("net.tcp_bw", run_tcp_bw, "quick,full,lb96"),
-    TCP_BW("net.tcp_bw.ipv6", run_tcp_bw_v6, "full"),
-    TCP_BW_SWEEP("net.tcp_bw_sweep", run_tcp_bw_sweep),
-    TCP_BW_SWEEP("net.tcp_bw_sweep.ipv6", run_tcp_bw_sweep_v6),
-    TCP_LAT("net.tcp_lat", run_tcp_lat, "quick,full"),
-    TCP_LAT("net.tcp_lat.ipv6", run_tcp_lat_v6, "full"),
-    TCP_CONNECT("net.tcp_connect", run_tcp_connect, "quick,full"),
-    TCP_CONNECT("net.tcp_connect.ipv6", run_tcp_connect_v6, "full"),
+    UDP_TTCP("net.udp_ttcp", run_udp_ttcp, "quick,full,lb96", 3.8, 0.28, 0.033),
+    UDP_TTCP("net.udp_ttcp.ipv6", run_udp_ttcp_v6, "full", 4.5, 0.29, 0.045),
+    UDP_LAT("net.udp_lat", run_udp_lat, "quick,full", 0.31, 0.063, 0.014),
+    UDP_LAT("net.udp_lat.ipv6", run_udp_lat_v6, "full", 0.32, 0.043, 0.026),
+    TCP_BW("net.tcp_bw", run_tcp_bw, "quick,full,lb96", 0.036, 0.016, 0.05),
+    TCP_BW("net.tcp_bw.ipv6", run_tcp_bw_v6, "full", 0.027, 0.027, 0.0087),
+    TCP_BW_SWEEP("net.tcp_bw_sweep", run_tcp_bw_sweep, 0.093, 0.016, 0.015),
+    TCP_BW_SWEEP("net.tcp_bw_sweep.ipv6", run_tcp_bw_sweep_v6, 0.13, 0.019, 0.0077),
+    TCP_LAT("net.tcp_lat", run_tcp_lat, "quick,full", 0.095, 0.026, 0.032),
+    TCP_LAT("net.tcp_lat.ipv6", run_tcp_lat_v6, "full", 0.11, 0.065, 0.031),
+    TCP_CONNECT("net.tcp_connect", run_tcp_connect, "quick,full", 0.18, 0.039, 0.013),
+    TCP_CONNECT("net.tcp_connect.ipv6", run_tcp_connect_v6, "full", 0.19, 0.084, 0.0068),
     {0},
 };

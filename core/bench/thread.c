@@ -1077,8 +1077,10 @@ CHECKED(run_rwlock)
      "choice" why}
 
 /* Sun's ping-pong: one entry per experiment of McGarry's Table 3. */
-#define PINGPONG(id, help, games, iters, quick_iters, smoke_games, smoke_iters, stack, est) \
-    {id, help, "MG05 T3", "quick,full,mg05", est, run_pingpong_checked,                    \
+#define PINGPONG(id, help, games, iters, quick_iters, smoke_games, smoke_iters, stack,     \
+                 est_def, est_quick, est_smoke)                                            \
+    {id, help, "MG05 T3", "quick,full,mg05", {est_def, est_quick, est_smoke},              \
+     run_pingpong_checked,                                                                 \
      {{"games", OM_INT, games, NULL, smoke_games, 1, 2000, NULL,                           \
        "concurrent games (2 player threads each)"},                                        \
       {"iterations", OM_INT, iters, quick_iters, smoke_iters, 1, 100000000, NULL,          \
@@ -1105,15 +1107,16 @@ CHECKED(run_rwlock)
 
 const struct om_bench om_family_thread[] = {
     {"thread.lifecycle", "create a thread that runs an empty function, and join it",
-     "MG05 T2", "quick,full,mg05", 0.3, run_lifecycle_checked, {OM_BATCH_PARAMS, PIN("same", "")},
+     "MG05 T2", "quick,full,mg05", {0.31, 0.012, 0.0087},
+     run_lifecycle_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"latency", "ns", "lower", OM_POINT, NULL, "pthread_create + pthread_join"}}},
     {"thread.mutex", "uncontested pthread mutex: lock + unlock, no other thread interested",
-     "MG05 T2", "quick,full,mg05", 0.2, run_mutex_checked, {OM_BATCH_PARAMS},
+     "MG05 T2", "quick,full,mg05", {0.16, 0.088, 0.013}, run_mutex_checked, {OM_BATCH_PARAMS},
      {{"latency", "ns", "lower", OM_POINT, NULL, "pthread_mutex_lock + pthread_mutex_unlock"}}},
     {"thread.condvar",
      "condition-variable wake-up: workers wait for a variable the master sets and "
      "broadcasts; the woken worker clears it and signals the master",
-     "MG05 T2", "quick,full,mg05", 0.3, run_condvar_checked,
+     "MG05 T2", "quick,full,mg05", {0.15, 0.012, 0.023}, run_condvar_checked,
      {OM_BATCH_PARAMS,
       {"workers", OM_INT, "10", NULL, NULL, 1, 1000, NULL, "worker threads (plus the master)"},
       PIN("same", "")},
@@ -1121,34 +1124,36 @@ const struct om_bench om_family_thread[] = {
        "one hand-off: master sets + broadcasts until a worker has cleared it and signalled"}}},
     PINGPONG("thread.pingpong.e1",
              "Sun's ping-pong, experiment 1: 1 game, 2 players, 1000000 iterations, "
-             "default stack", "1", "1000000", "100000", "1", "1000", "0", 6.0),
+             "default stack", "1", "1000000", "100000", "1", "1000", "0", 4.0, 0.4, 0.012),
     PINGPONG("thread.pingpong.e2",
              "Sun's ping-pong, experiment 2: 4 games, 8 players, 1000000 iterations, "
-             "default stack", "4", "1000000", "25000", "4", "250", "0", 30.0),
+             "default stack", "4", "1000000", "25000", "4", "250", "0", 23.0, 0.58, 0.016),
     PINGPONG("thread.pingpong.e3",
              "Sun's ping-pong, experiment 3: 500 games, 1000 players, 100 iterations, "
-             "32 KB stacks", "500", "100", "100", "500", "5", "32768", 0.7),
+             "32 KB stacks", "500", "100", "100", "500", "5", "32768", 0.88, 0.88, 0.1),
     {"thread.ctx.pipe",
      "1-byte token between 2 threads over pipes (thread counterpart of ctx.pipe_pingpong)",
-     "osmeter", "quick,full", 0.2, run_ctx_pipe_checked, {OM_BATCH_PARAMS, PIN("same", "")},
+     "osmeter", "quick,full", {0.24, 0.089, 0.025},
+     run_ctx_pipe_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
        "write + read of the token by each thread: two thread switches"},
       {"per_switch", "ns", "lower", OM_POINT, NULL, "round trip / 2, pipe cost included"}}},
     {"thread.futex.wake",
      "futex ping-pong between 2 threads (Linux): wake-up latency and round trip",
-     "osmeter", "quick,full", 0.3, run_futex_wake_checked, {OM_BATCH_PARAMS, PIN("same", "")},
+     "osmeter", "quick,full", {0.29, 0.12, 0.071},
+     run_futex_wake_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
        "FUTEX_WAKE + FUTEX_WAIT each way: two thread switches"},
       {"wake_latency", "ns", "lower", OM_POINT, NULL,
        "from just before FUTEX_WAKE until the woken thread runs (batch mean)"}}},
     {"thread.mutex_contended",
      "pthread mutex shared by 1 .. 2 x cores threads, each incrementing a counter",
-     "osmeter", "quick,full", 1.0, run_mutex_contended_checked, {CONTEND_PARAMS},
+     "osmeter", "quick,full", {1.1, 0.33, 0.028}, run_mutex_contended_checked, {CONTEND_PARAMS},
      {{"per_op", "ns", "lower", OM_SWEEP, "threads",
        "wall time per lock + unlock, all threads together"}}},
     {"thread.rwlock",
      "pthread reader-writer lock shared by 1 .. 2 x cores threads, mostly readers",
-     "osmeter", "quick,full", 1.0, run_rwlock_checked,
+     "osmeter", "quick,full", {1.2, 0.34, 0.016}, run_rwlock_checked,
      {CONTEND_PARAMS,
       {"write_every", OM_INT, "10", NULL, NULL, 0, 1000000, NULL,
        "every n-th operation of each thread takes the lock for writing; 0 = readers only"}},

@@ -18,7 +18,7 @@ def register(subparsers) -> None:
                     "huge pages, isolated CPUs, load, power source and hypervisor steal, and "
                     "says what each does to results and what to change.  It never changes "
                     "the system.")
-    s.add_argument("--json", action="store_true", help="machine-readable")
+    s.add_argument("--json", action="store_true", help="the findings as JSON")
     s.set_defaults(func=handle)
 
 

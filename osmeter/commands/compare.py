@@ -35,8 +35,11 @@ def register(subparsers) -> None:
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--md", action="store_true", help="Markdown")
     fmt.add_argument("--csv", action="store_true", help="CSV, one line per result and run")
-    fmt.add_argument("--json", action="store_true", help="JSON")
+    fmt.add_argument("--json", action="store_true", help="JSON, every row and cell (the osmeter.comparison document)")
     s.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    s.add_argument("--all", action="store_true", dest="show_all", help="every row, also "
+                   "those without a verdict or a difference of 20%% or more, and the "
+                   "MIPS-relative table (--md, --csv and --json always have every row)")
     s.add_argument("--references", action="store_true", help="put the runs next to the "
                    "seed studies' published numbers (DECstation 3100, Pentium 100, ...)")
     s.add_argument("--study", action="append", choices=studies.IDS, metavar="ID",
@@ -115,7 +118,8 @@ def handle(args) -> int:
     elif args.md:
         text = tables.markdown(cmp, args.references)
     else:
-        text = tables.terminal(cmp, args.references)
+        from ..display import terminal_width
+        text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
     if args.output and args.output != "-":
         try:
             with open(args.output, "w", encoding="utf-8") as f:

@@ -11,7 +11,7 @@ from ..catalog import SUITES, TIMING_PARAMS, Catalog
 def register(subparsers) -> None:
     s = subparsers.add_parser("list", help="show every benchmark")
     s.add_argument("--suite", choices=list(SUITES))
-    s.add_argument("--json", action="store_true", help="machine-readable")
+    s.add_argument("--json", action="store_true", help="every benchmark as the core lists it (JSON)")
     s.set_defaults(func=handle)
 
 

@@ -128,9 +128,11 @@ def handle(args) -> int:
               "(osmeter runs)", file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = 0
+    width = display.terminal_width()
     for i, run in enumerate(done):
-        print(display.run_header(run))
-        print(display.results_table(run.results, condense_sweeps=True))
+        print(display.run_header(run, width))
+        print(display.results_table(run.results, condense_sweeps=True, width=width,
+                                    run_ref=run.label or run.id))
         for line in adaptive.summary_lines(run):
             print(line)
         print()
@@ -144,6 +146,11 @@ def handle(args) -> int:
             print("results file: %s" % path)
     if kept.stored:
         print("stored as run %s in %s" % (", ".join(kept.stored), store.location))
+    timing = done[0].environment.get("timing") or {} if done else {}
+    if timing.get("first_estimate_s") is not None and not kept.problems:
+        print("measured for %s (estimated %s at the start)" % (
+            display.fmt_duration(timing["measuring_s"]),
+            display.fmt_duration(timing["first_estimate_s"])))
     if args.report:
         write_report(done, args.report)
     if kept.problems:

@@ -11,7 +11,8 @@ from .common import add_where, open_store
 def register(subparsers) -> None:
     s = subparsers.add_parser("runs", help="list stored runs")
     add_where(s)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true",
+                   help="the stored runs as a JSON list (id, label, started, status, suite, host, ...)")
     s.set_defaults(func=handle)
 
 

@@ -9,7 +9,8 @@ from .. import coreproc, sysinfo
 
 def register(subparsers) -> None:
     s = subparsers.add_parser("sysinfo", help="describe this system (recorded with every run)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true",
+                   help="the description as JSON (the sysinfo object every run stores)")
     s.set_defaults(func=handle)
 
 

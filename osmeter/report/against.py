@@ -14,12 +14,12 @@ from html import escape
 from .. import references as refs
 from .. import remote
 from ..studies import common
-from . import svg
+from . import numbers, svg
 from .tables import _align, fmt
 
 
 def _published(r) -> str:
-    return "%s%s %s" % (r.qualifier + " " if r.qualifier else "", fmt(r.value), r.unit)
+    return (r.qualifier + " " if r.qualifier else "") + numbers.quantity(r.value, r.unit)
 
 
 def _quantity(r) -> str:
@@ -199,7 +199,8 @@ def html(page, cmp) -> None:
              'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
              'measured another way or by an unnamed tool. Each study in the paper\'s order: '
              '<code>osmeter report RUN --study o90</code> (lb96, vl03, mg05, cc06).</p>')
-    rows, groups = [], []
+    rows = []
+    by_study: dict[str, list] = {}
     all_rows = refs.against(cmp.runs)
     for rr in all_rows:
         if all(v is None for v in rr.ours):
@@ -207,21 +208,28 @@ def html(page, cmp) -> None:
         r = rr.ref
         line = [r.study, r.source, r.system, r.machine, _published(r)]
         for v, up in zip(rr.ours, rr.speedups):
-            line += ["%s %s" % (fmt(v), r.unit) if v is not None else "—",
+            line += [numbers.quantity(v, r.unit) if v is not None else "—",
                      "×" + fmt(up) if up is not None else "—"]
         rows.append(line + [_quantity(r)])
-        if rr.speedups[0] is not None:
-            groups.append(("%s %s: %s" % (r.study, r.system, r.quantity[:22]),
-                           [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
+        if any(u is not None for u in rr.speedups):
+            by_study.setdefault(r.study, []).append((
+                "%s: %s" % (r.system, r.quantity),
+                [(i, u, None, None) for i, u in enumerate(rr.speedups)]))
     if not rows:
         page.add("<p>None of the benchmarks in the study tables were measured in these runs.</p>")
     else:
+        # One chart per study, each with every row that has a speed-up.
+        page.add('<div class="figs">')
+        for study, groups in by_study.items():
+            drawn = sum(1 for _, b in groups for _, u, _, _ in b if u is not None)
+            page.figure("references_speedup_%s" % study, svg.bar_chart(
+                "Speed-up over %s's systems" % study, "times faster", groups, cmp.names,
+                "this machine's median / the study's number; dashed line = equal",
+                reference=1.0), "speed-up over the machines of %s: %d rows, %s point%s"
+                % (study, len(groups), numbers.number(drawn), "" if drawn == 1 else "s"))
+        page.add("</div>")
         page.add(_table(["study", "source", "system", "machine", "published"] +
                         sum([[n, "speed-up"] for n in cmp.names], []) + ["measure"], rows))
-        page.figure("references_speedup", svg.bar_chart(
-            "Speed-up over the published systems", "times faster", groups[:24],
-            cmp.names, "this machine's median / the study's number; dashed line = equal",
-            reference=1.0), "speed-up over the studies' machines")
     why, absent = _unfound(all_rows)
     if why or absent:
         page.add("<h3>Set beside nothing in these runs</h3><ul class=\"note\">%s%s</ul>" % (

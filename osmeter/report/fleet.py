@@ -15,7 +15,7 @@ from html import escape
 
 from ..fleet import Fleet, Row
 from ..model import system_keys
-from . import svg
+from . import numbers, svg
 from .fleet_table import claim, column_unit, number, outliers_by_run
 from .html import CSS, Page, _table, slug, write_page
 
@@ -55,7 +55,7 @@ def dot_plot(fleet: Fleet, row: Row) -> str:
     s.line(sx(q[2] / div), TOP - 4, sx(q[2] / div), bottom, "#7a8ca3", 1.2, "4 3")
     for t in sx.ticks():
         s.line(sx(t), bottom, sx(t), bottom + 4, "#888")
-        s.text(sx(t), bottom + 16, svg.num(t), 11, "middle", fill="#444")
+        s.text(sx(t), bottom + 16, numbers.tick(t), 11, "middle", fill="#444")
     s.text((LABEL_W + WIDTH) / 2, bottom + 32, "%s%s; dashed: fleet median; band: middle "
            "half" % (unit, ", log scale" if log else ""), 11, "middle", fill="#555")
     y = TOP

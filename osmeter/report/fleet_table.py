@@ -14,21 +14,14 @@ import textwrap
 from .. import display
 from ..fleet import MIN_EFFECT, Fleet, Row
 
-try:    # issue 18's one number formatter, where it is in this tree
-    from .numbers import axis_unit as _axis_unit
-    from .numbers import number
-except ImportError:
-    from ..display import fmt_number as number
-
-    def _axis_unit(values, unit):
-        return display.scale_for(sorted(values)[len(values) // 2], unit)
+from .numbers import axis_unit, number
 
 DEFAULT_WIDTH = 100
 
 
 def column_unit(row: Row) -> tuple[float, str]:
     """(divisor, unit) the column's values are written in."""
-    return _axis_unit([v.median for v in row.values] or [1.0], row.unit)
+    return axis_unit([v.median for v in row.values], row.unit)
 
 
 def chosen_rows(fleet: Fleet, named: bool) -> list[Row]:

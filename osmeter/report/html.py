@@ -13,10 +13,11 @@ from html import escape
 
 
 from .. import compare as cmpmod
+from .. import display
 from .. import remote
-from . import svg
-from .tables import (fmt, fmt_cell_ratio, fmt_index, fmt_value, gate_lines, legend,
-                     verdict_summary, verdict_text)
+from . import numbers, svg
+from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
+                     gate_lines, legend, row_scale, verdict_summary, verdict_text)
 
 CSS = """
 *{box-sizing:border-box}
@@ -27,18 +28,21 @@ h3{font-size:15px;margin:18px 0 6px}
 p.meta,.note{color:#555;font-size:13px}
 .scroll{overflow-x:auto;max-width:100%;margin:6px 0 12px;border:1px solid #e3e3e3;background:#fff}
 table{border-collapse:collapse;font-size:13px;width:100%}
-th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;white-space:nowrap}
-th{background:#f2f2f2;position:sticky;top:0}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.wrap{white-space:normal;min-width:16em;max-width:40em}
+th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f2f2f2}
+td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
+td.wrap{min-width:12em}
+td.fold{padding:0}td.fold details{margin:0}td.fold summary{padding:4px 8px}
+td.fold table{background:#fcfcfc}
 .better{color:#006b3c;font-weight:600}.worse{color:#b00020;font-weight:600}.unclear{color:#777}
 .win{background:#e6f4ea}.lose{background:#fdecea}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:5px;vertical-align:baseline}
-figure{margin:10px 0 18px;background:#fff;border:1px solid #e3e3e3;padding:6px}
+figure{margin:10px 0 18px;background:#fff;border:1px solid #e3e3e3;padding:6px;min-width:0}
 figure svg{display:block;width:100%;max-width:760px;height:auto}
 figcaption{font-size:12px;color:#555;margin-top:4px}
 .figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,620px),1fr));gap:12px}
-.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}
+.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0;overflow-wrap:anywhere}
+.warn pre{white-space:pre-wrap}
 nav{margin:8px 0}nav a{color:#0b57d0;text-decoration:none}
 details{margin:8px 0}summary{cursor:pointer;color:#0b57d0}
 table.study{width:auto;min-width:60%}tr.ours td{background:#eef5ff}tr.derived td{font-style:italic;background:#f7f7f7}
@@ -82,7 +86,10 @@ def _table(head: list[str], rows: list[list[str]], raw: bool = False) -> str:
 
 
 def _swatch(i: int) -> str:
-    return '<span class="swatch" style="background:%s"></span>' % svg.colour(i)
+    """The run's colour and marker, as in every figure."""
+    col, shape, _ = svg.run_style(i)
+    return ('<svg class="swatch" width="12" height="12" viewBox="0 0 12 12">%s</svg>'
+            % svg.marker(shape, 6, 6, 4.5, col, "key"))
 
 
 def _verdict_html(c) -> str:
@@ -95,34 +102,36 @@ def _verdict_html(c) -> str:
     return '<td class="%s" title="%s">%s</td>' % (cls, escape(title), escape(verdict_text(c)))
 
 
-def _rows_html(cmp, rows) -> list[list[str]]:
+def _value_cells(cmp, row, common) -> list[str]:
+    """The runs' cells of one row in the row's unit: value [interval], ratio, verdict."""
     out = []
-    for row in rows:
-        r = ['<td>%s</td>' % escape(row.label), "<td>%s</td>" % escape(row.unit)]
-        for i, c in enumerate(row.cells):
-            cls = "num" + (" win" if row.winner == i else "") + (" lose" if row.loser == i else "")
-            val = fmt_value(c) + (" · %s" % c.curve_class if c is not None and c.curve_class else "")
-            r.append('<td class="%s">%s</td>' % (cls, escape(val)))
-            if i != cmp.baseline:
-                r.append('<td class="num">%s</td>' % escape(fmt_cell_ratio(c)))
-                r.append(_verdict_html(c))
-        if len(cmp.runs) > 1:
-            r.append("<td>%s</td>" % escape(" / ".join([
-                cmp.names[row.winner] if row.winner is not None else "—",
-                cmp.names[row.loser] if row.loser is not None else "—"])))
-        if row.notes:
-            r.append('<td class="wrap note">%s</td>' % escape("; ".join(row.notes)))
-        else:
-            r.append("<td></td>")
-        out.append(r)
+    scale = row_scale(row)
+    for i, c in enumerate(row.cells):
+        cls = "num" + (" win" if row.winner == i else "") + (" lose" if row.loser == i else "")
+        val = fmt_value(c, scale, common)
+        if c is not None and c.curve_class:
+            val += " · %s" % c.curve_class
+        out.append('<td class="%s">%s</td>' % (cls, escape(val)))
+        if i != cmp.baseline:
+            out.append('<td class="num">%s</td>' % escape(fmt_cell_ratio(c)))
+            out.append(_verdict_html(c))
+    if len(cmp.runs) > 1 and with_winners(cmp):
+        out.append("<td>%s</td>" % escape(" / ".join([
+            cmp.names[row.winner] if row.winner is not None else "—",
+            cmp.names[row.loser] if row.loser is not None else "—"])))
     return out
 
 
+def _notes_cell(notes: list[str]) -> str:
+    return '<td class="wrap note">%s</td>' % escape("; ".join(notes)) if notes else "<td></td>"
+
+
 def _head(cmp) -> list[str]:
-    h = ["benchmark", "unit"]
+    h = ["benchmark"]
     for i, n in enumerate(cmp.names):
-        h += [n + " (baseline)"] if i == cmp.baseline else [n, "ratio", "verdict"]
-    if len(cmp.runs) > 1:
+        h += [n + " (baseline)" if len(cmp.names) > 1 else n] if i == cmp.baseline else \
+            [n, "ratio", "verdict"]
+    if len(cmp.runs) > 1 and with_winners(cmp):
         h.append("winner / loser")
     return h + ["notes"]
 
@@ -143,10 +152,23 @@ def _fit_points(curve: dict, xs: list[float]) -> list[tuple[float, float]] | Non
     return [(lo, a + b * lo), (hi, a + b * hi)]
 
 
+def _points(n: int) -> str:
+    return "%s point%s" % (numbers.number(n), "" if n == 1 else "s")
+
+
+def sweeps_of(rows) -> dict[tuple, list]:
+    """(bench, metric) -> the rows of one curve over size, in x order."""
+    out: dict[tuple, list] = {}
+    for row in rows:
+        if row.shape == "sweep":
+            out.setdefault((row.bench, row.metric), []).append(row)
+    return out
+
+
 def _category_figures(page: Page, cmp, cat: str) -> None:
     rows = cmp.rows_in(cat)
     names = cmp.names
-    # Bars: point results, one chart per unit so one axis makes sense.
+    # Point results, one chart per unit so that one axis makes sense.
     by_unit: dict[str, list] = {}
     for row in rows:
         if row.shape in ("point", "derived"):
@@ -155,19 +177,16 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
             by_unit.setdefault(row.unit, []).append((row.label, bars, row.better))
     for unit, groups in by_unit.items():
         better = {g[2] for g in groups}
-        note = "median with its interval (levels below 95% in the table); " + (
+        note = "median with its interval (levels in the table); " + (
             "lower is better" if better == {"lower"} else
             "higher is better" if better == {"higher"} else "see the table for direction")
+        drawn = sum(1 for _, bars, _ in groups for _, m, _, _ in bars if m is not None)
         page.figure("%s_%s" % (cat, unit.replace("/", "per")),
                     svg.bar_chart("%s (%s)" % (cat, unit), unit,
                                   [(l, b) for l, b, _ in groups], names, note),
-                    "%s: %d results in %s" % (cat, len(groups), unit))
-    # Curves over size: one chart per (bench, metric) sweep.
-    sweeps: dict[tuple, list] = {}
-    for row in rows:
-        if row.shape == "sweep":
-            sweeps.setdefault((row.bench, row.metric), []).append(row)
-    for (bench, metric), srows in sweeps.items():
+                    "%s: %d results in %s, %s" % (cat, len(groups), unit, _points(drawn)))
+    # Curves over size: one chart per (bench, metric) sweep, every size of every run.
+    for (bench, metric), srows in sweeps_of(rows).items():
         first = srows[0]
         series = []
         for i in range(len(cmp.runs)):
@@ -179,10 +198,12 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
         if not series:
             continue
         title = bench if metric in ("latency", "value") else "%s %s" % (bench, metric)
+        drawn = sum(len(p) for _, _, p in series)
         page.figure(title, svg.line_chart(
-            title, first.x_name or "x", "%s (%s)" % (metric, first.unit), series,
-            "median with interval band (levels in the table); %s is better" % first.better),
-            "%s over %s, %d points per run" % (title, first.x_name or "x", len(srows)))
+            title, first.x_name or "x", metric, series,
+            "median with interval band (levels in the table); %s is better" % first.better,
+            unit=first.unit, x_is_size=numbers.is_size(first.x_name)),
+            "%s over %s: %s" % (title, first.x_name or "x", _points(drawn)))
     # Scalability scatters: every run's points, fitted curve and class.
     for row in rows:
         if row.shape != "scatter":
@@ -198,12 +219,63 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
             fit = _fit_points(curve, [x for x, _ in pts])
             series.append((i, names[i], pts, fit, curve.get("class")))
         if series:
-            title = row.label
-            page.figure(title, svg.scatter_chart(
-                title, row.x_name or "x", "%s (%s)" % (row.metric, row.unit), series,
-                "every operation of every repetition; dashed: fitted curve"),
-                "%s: %s" % (title, ", ".join("%s %s" % (n, cls or "unclassified")
-                                             for _, n, _, _, cls in series)))
+            total = sum(len(p) for _, _, p, _, _ in series)
+            step = max(1, -(-total // svg.MAX_POINTS))
+            drawn = sum(len(p[::step]) for _, _, p, _, _ in series)
+            page.figure(row.label, svg.scatter_chart(
+                row.label, row.x_name or "x", row.metric, series,
+                "every operation of every repetition; dashed: fitted curve", unit=row.unit),
+                "%s: %s; %s" % (row.label, ", ".join(
+                    "%s %s" % (n, cls or "unclassified") for _, n, _, _, cls in series),
+                    _points(drawn) if step == 1 else "every %s of %s points: %s drawn"
+                    % (numbers.ordinal(step), numbers.number(total), numbers.number(drawn))))
+
+
+def _category_table(cmp, cat: str, common) -> str:
+    """The category's rows in human units; each curve over size folded into one row
+    whose sizes open on demand."""
+    head = _head(cmp)
+    rows, done = [], set()
+    sweeps = sweeps_of(cmp.rows_in(cat))
+    for row in cmp.rows_in(cat):
+        if row.shape != "sweep":
+            rows.append(["<td>%s</td>" % escape(row.label)] + _value_cells(cmp, row, common) +
+                        [_notes_cell(row.notes)])
+            continue
+        key = (row.bench, row.metric)
+        if key in done:
+            continue
+        done.add(key)
+        points = sweeps[key]
+        inner = _table(["%s" % (row.x_name or "x")] + head[1:],
+                       [["<td>%s</td>" % escape(numbers.coordinate(p.x, p.x_name))] +
+                        _value_cells(cmp, p, common) + [_notes_cell(p.notes)] for p in points],
+                       raw=True)
+        label = row.bench if row.metric in ("latency", "value") else \
+            "%s %s" % (row.bench, row.metric)
+        notes = list(dict.fromkeys(n for p in points for n in p.notes))
+        summary = "%s: %d sizes, %s %s–%s (show every size)" % (
+            label, len(points), row.x_name or "x",
+            numbers.coordinate(points[0].x, row.x_name),
+            numbers.coordinate(points[-1].x, row.x_name))
+        if notes:
+            summary += "; %d note%s" % (len(notes), "" if len(notes) == 1 else "s")
+        rows.append(['<td class="fold" colspan="%d"><details><summary>%s</summary>%s'
+                     '</details></td>' % (len(head), escape(summary), inner)])
+    return _table(head, rows, raw=True)
+
+
+def _category_section(page: Page, cmp, cat: str, common) -> None:
+    """Per family: the figures first, then the table."""
+    page.add('<h2 id="cat-%s">%s</h2>' % (escape(slug(cat)), escape(cat)))
+    before = len(page.parts)
+    page.add('<div class="figs">')
+    _category_figures(page, cmp, cat)
+    if len(page.parts) == before + 1:
+        page.parts.pop()
+    else:
+        page.add("</div>")
+    page.add(_category_table(cmp, cat, common))
 
 
 def _runs_table(cmp) -> str:
@@ -224,12 +296,7 @@ def _runs_table(cmp) -> str:
                   raw=True)
 
 
-def render(cmp, references: bool = False, title: str = "osmeter report",
-           studies: list = ()) -> tuple[str, list]:
-    """(HTML text, [(figure file name, svg text)]); studies: study views
-    (osmeter/studies/) laid out after the comparison."""
-    from . import against, study
-    page = Page()
+def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) -> None:
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
     page.add('<p class="meta">Generated %s by osmeter. %d run(s), %d results.</p>' % (
@@ -245,6 +312,9 @@ def render(cmp, references: bool = False, title: str = "osmeter report",
     page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
         '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
     page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
+    shared = display.interval_advice(cell_results(cmp), common)
+    if shared:
+        page.add('<p class="note">%s</p>' % escape(shared))
     if multi:
         page.add('<p class="note">%s</p>' % escape(verdict_summary(cmp)))
     gate = gate_lines(cmp)
@@ -252,7 +322,10 @@ def render(cmp, references: bool = False, title: str = "osmeter report",
         page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
     for w in cmp.warnings:
         page.add('<div class="warn">%s</div>' % escape(w))
-    if multi:
+
+
+def _differs(page: Page, cmp) -> None:
+    if len(cmp.runs) > 1:
         page.add('<h2 id="differs">What differs between the systems</h2>')
         page.add('<p class="note">%d recorded metadata keys are equal.</p>' % cmp.meta_same)
         if cmp.meta_diff:
@@ -263,49 +336,64 @@ def render(cmp, references: bool = False, title: str = "osmeter report",
         meta = cmpmod.run_metadata(cmp.runs[0])
         page.add("<details><summary>System information (%d keys)</summary>%s</details>" % (
             len(meta), _table(["key", "value"], [[k, v] for k, v in sorted(meta.items())])))
-    if multi and cmp.index:
-        page.add('<h2 id="indices">Indices</h2>')
-        page.add('<p class="note">Geometric mean of the ratios to the baseline %s, per category '
-                 'and overall (each benchmark metric weighs the same; a sweep counts once); '
-                 '&gt; 1 = better.</p>' % escape(repr(cmp.names[cmp.baseline])))
-        irows = [[c, str(cmp.index_counts[c])] +
-                 [fmt_index(v, ci) for v, ci in zip(cmp.index[c], cmp.index_ci[c])]
-                 for c in cmp.categories if c in cmp.index]
-        irows.append(["overall", str(sum(cmp.index_counts.values()))] +
-                     [fmt_index(v, ci) for v, ci in zip(cmp.overall, cmp.overall_ci)])
-        page.add(_table(["category", "metrics"] + cmp.names, irows))
 
-        def bars(values, intervals):
-            return [(i, v, ci.low if ci else None, ci.high if ci else None)
-                    for i, (v, ci) in enumerate(zip(values, intervals))]
-        groups = [(c, bars(cmp.index[c], cmp.index_ci[c]))
-                  for c in cmp.categories if c in cmp.index]
-        groups.append(("overall", bars(cmp.overall, cmp.overall_ci)))
-        page.figure("indices", svg.bar_chart("Indices relative to %s" % cmp.names[cmp.baseline],
-                                             "ratio (> 1 = better)", groups, cmp.names,
-                                             "geometric mean of ratios with 95% interval; "
-                                             "dashed line = baseline",
-                                             reference=1.0), "per-category indices")
-    for cat in cmp.categories:
-        page.add('<h2 id="cat-%s">%s</h2>' % (escape(slug(cat)), escape(cat)))
-        page.add(_table(_head(cmp), _rows_html(cmp, cmp.rows_in(cat)), raw=True))
-        before = len(page.parts)
-        page.add('<div class="figs">')
-        _category_figures(page, cmp, cat)
-        if len(page.parts) == before + 1:
-            page.parts.pop()
-        else:
-            page.add("</div>")
+
+def _indices(page: Page, cmp) -> None:
+    if len(cmp.runs) < 2 or not cmp.index:
+        return
+    page.add('<h2 id="indices">Indices</h2>')
+    page.add('<p class="note">Geometric mean of the ratios to the baseline %s, per category '
+             'and overall (each benchmark metric weighs the same; a sweep counts once); '
+             '&gt; 1 = better.</p>' % escape(repr(cmp.names[cmp.baseline])))
+
+    def bars(values, intervals):
+        return [(i, v, ci.low if ci else None, ci.high if ci else None)
+                for i, (v, ci) in enumerate(zip(values, intervals))]
+    groups = [(c, bars(cmp.index[c], cmp.index_ci[c]))
+              for c in cmp.categories if c in cmp.index]
+    groups.append(("overall", bars(cmp.overall, cmp.overall_ci)))
+    drawn = sum(1 for _, b in groups for _, v, _, _ in b if v is not None)
+    page.figure("indices", svg.bar_chart("Indices relative to %s" % cmp.names[cmp.baseline],
+                                         "", groups, cmp.names,
+                                         "geometric mean of ratios with 95% interval; "
+                                         "dashed line = baseline", reference=1.0),
+                "per-category indices: %s" % _points(drawn))
+    irows = [[c, str(cmp.index_counts[c])] +
+             [fmt_index(v, ci) for v, ci in zip(cmp.index[c], cmp.index_ci[c])]
+             for c in cmp.categories if c in cmp.index]
+    irows.append(["overall", str(sum(cmp.index_counts.values()))] +
+                 [fmt_index(v, ci) for v, ci in zip(cmp.overall, cmp.overall_ci)])
+    page.add(_table(["category", "metrics"] + cmp.names, irows))
+
+
+def _mips(page: Page, cmp) -> None:
     mt = cmpmod.mips_relative_table(cmp)
-    if mt:
-        page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
-        page.add('<p class="note">Each ratio divided by the ratio of the machines\' raw CPU '
-                 'speed (cpu.integer): 1 = the operation sped up exactly as much as plain '
-                 'integer code; &lt; 1 = the OS did not keep up. cpu.integer (Mops/s): %s.</p>'
-                 % escape(", ".join("%s %s" % (n, fmt(s)) for n, s in zip(cmp.names,
-                                                                          cmp.cpu_speed))))
-        page.add(_table(["benchmark"] + cmp.names,
-                        [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
+    if not mt:
+        return
+    page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
+    page.add('<p class="note">Each ratio divided by the ratio of the machines\' raw CPU '
+             'speed (cpu.integer): 1 = the operation sped up exactly as much as plain '
+             'integer code; &lt; 1 = the OS did not keep up. cpu.integer: %s.</p>'
+             % escape(", ".join("%s %s" % (n, numbers.quantity(s, "Mops/s"))
+                                for n, s in zip(cmp.names, cmp.cpu_speed))))
+    page.add(_table(["benchmark"] + cmp.names,
+                    [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
+
+
+def render(cmp, references: bool = False, title: str = "osmeter report",
+           studies: list = ()) -> tuple[str, list]:
+    """(HTML text, [(figure file name, svg text)]); studies: study views
+    (osmeter/studies/) laid out after the comparison.  The page is a sequence of
+    sections, each its own function; per family the figures come first, then the table."""
+    from . import against, study
+    page = Page()
+    common = display.common_level(cell_results(cmp))
+    _intro(page, cmp, references, title, common, studies)
+    _differs(page, cmp)
+    _indices(page, cmp)
+    for cat in cmp.categories:
+        _category_section(page, cmp, cat, common)
+    _mips(page, cmp)
     against.remote_html(page, cmp)
     if references:
         against.html(page, cmp)

@@ -8,27 +8,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
+import textwrap
 
 from .. import compare as cmpmod
 from .. import significance as sig
 from .. import stats
+from .. import display
+from . import numbers
 
 
-def fmt(v, digits: int = 3) -> str:
-    """A number with `digits` significant digits, no exponent for everyday sizes."""
-    if v is None:
-        return "—"
-    if isinstance(v, str):
-        return v
-    if v == 0 or not math.isfinite(v):
-        return "%g" % v
-    mag = math.floor(math.log10(abs(v)))
-    if -3 <= mag < 9:
-        decimals = max(0, digits - 1 - mag)
-        return "{:,.{}f}".format(v, decimals).replace(",", " ") if mag >= 4 else \
-            "%.*f" % (decimals, v)
-    return "%.*g" % (digits, v)
+def fmt(v) -> str:
+    """A plain number (ratios, MIPS, counts): report/numbers.py's one format."""
+    return numbers.number(v)
 
 
 def fmt_ratio(r, low=None, high=None, level=None) -> str:
@@ -59,18 +50,34 @@ def fmt_index(value, interval) -> str:
     return fmt_ratio(value, interval.low, interval.high, interval.level)
 
 
-def fmt_value(c) -> str:
+def row_scale(row) -> tuple[float, str]:
+    """One divisor and unit for every cell of a row (the baseline's, or the first
+    measured), so that the runs' values read side by side: 1.02 ms against 1.10 ms."""
+    meds = [c.median for c in row.cells if c is not None and c.status == "ok"
+            and c.median is not None and c.median != 0]
+    return numbers.scale(meds[0], row.unit) if meds else (1.0, row.unit)
+
+
+def fmt_value(c, scale: tuple[float, str] | None = None, common=None) -> str:
+    """'1.02 ms [0.98, 1.07]' in the row's unit (`scale`, from row_scale); the interval's
+    level beside it unless it is the table's shared one (`common`, a stats.level_class
+    said once below the table)."""
     if c is None:
         return "not run"
     if c.status != "ok":
         return c.status
     if c.median is None:
         return "—"
-    s = fmt(c.median)
+    div, unit = scale or (1.0, "")
+    if c.median == 0 and unit in numbers.TIME_UNITS:
+        return "below resolution"
+    s = numbers.join(numbers.number(c.median / div), unit)
     if c.ci_low is not None and c.ci_high is not None:
-        s += " [%s–%s]" % (fmt(c.ci_low), fmt(c.ci_high))
-        if c.interval_note:
-            s += " " + c.interval_note
+        s += " " + numbers.interval(c.ci_low, c.ci_high, div)
+        if common is None:
+            s += " " + c.interval_note if c.interval_note else ""
+        elif stats.level_class(c.ci_level, c.ci_method) != common:
+            s += " " + display.level_mark(stats.level_class(c.ci_level, c.ci_method))
     elif len(c.reps) == 1:
         s += " (1 repetition: no interval)"
     return s
@@ -128,32 +135,57 @@ def _align(table: list[list[str]]) -> list[str]:
     return out
 
 
-def _headers(cmp) -> list[str]:
-    h = ["benchmark", "unit"]
+def with_winners(cmp) -> bool:
+    return len(cmp.runs) > 2 or any(r.winner is not None or r.loser is not None
+                                    for r in cmp.rows)
+
+
+def _headers(cmp, tags: bool = False) -> list[str]:
+    h = ["benchmark"]
     for i, name in enumerate(cmp.names):
         if i == cmp.baseline:
             h.append(name + " (baseline)")
         else:
             h += [name, "ratio", "verdict"]
-    if len(cmp.runs) > 1:
+    if len(cmp.runs) > 1 and with_winners(cmp):
         h.append("winner / loser")
-    return h
+    return h + (["notes"] if tags else [])
 
 
-def _cells(cmp, row) -> list[str]:
-    r = [row.label, row.unit]
+def _cells(cmp, row, common=None, tags: bool = False) -> list[str]:
+    r = [row.label]
+    scale = row_scale(row)
     for i, c in enumerate(row.cells):
-        val = fmt_value(c)
+        val = fmt_value(c, scale, common)
         if c is not None and c.curve_class:
             val += " " + c.curve_class
         if i == cmp.baseline:
             r.append(val)
         else:
             r += [val, fmt_cell_ratio(c), verdict_text(c)]
-    if len(cmp.runs) > 1:
+    if len(cmp.runs) > 1 and with_winners(cmp):
         r.append(" / ".join([cmp.names[row.winner] if row.winner is not None else "—",
                              cmp.names[row.loser] if row.loser is not None else "—"]))
-    return r
+    return r + ([row_tags(cmp, row)] if tags else [])
+
+
+def row_tags(cmp, row) -> str:
+    """The row's reliability warnings as tags, once per row: 'noisy (B), few-reps'
+    (a tag without runs concerns every run)."""
+    by_tag: dict[str, list[str]] = {}
+    for i, c in enumerate(row.cells):
+        if c is None or c.result is None:
+            continue
+        for w in c.result.warnings:
+            who = by_tag.setdefault(display.tag_of(w)[0], [])
+            if cmp.names[i] not in who:
+                who.append(cmp.names[i])
+    return ", ".join(t if len(who) == len(row.cells) else "%s (%s)" % (t, ", ".join(who))
+                     for t, who in by_tag.items())
+
+
+def cell_results(cmp) -> list:
+    return [c.result for row in cmp.rows for c in row.cells if c is not None and c.result]
 
 
 def index_rows(cmp) -> list[list[str]]:
@@ -167,36 +199,104 @@ def index_rows(cmp) -> list[list[str]]:
     return rows
 
 
-def terminal(cmp, references: bool = False) -> str:
-    out = []
-    out.append("osmeter comparison: " + ", ".join(
-        "%s (%s, %s)" % (r.name, r.id, r.started) for r in cmp.runs))
+# A ratio this far from 1 either way is shown by default even without a verdict (with
+# few repetitions nothing is significant, and a reader still wants to see it).
+LARGE_DIFFERENCE = 1.2
+
+
+def is_headline(row) -> bool:
+    """What a reader of a comparison looks for: a verdict, a winner or a loser, a
+    difference of 20% or more, or curves of different classes."""
+    if len(row.cells) < 2:
+        return True
+    if row.winner is not None or row.loser is not None:
+        return True
+    for c in row.cells:
+        if c is None or c.status != "ok":
+            continue
+        if c.verdict is not None and c.verdict.significant:
+            return True
+        if c.ratio is not None and not 1 / LARGE_DIFFERENCE < c.ratio < LARGE_DIFFERENCE:
+            return True
+    return len({c.curve_class for c in row.cells if c is not None and c.curve_class}) > 1
+
+
+def is_not_run(row) -> bool:
+    return any(c is None or c.status != "ok" for c in row.cells)
+
+
+def not_run_line(cmp, rows) -> str:
+    """'not run: 12 rows in B (mem.write, ...); skipped in every run: syscall.kqueue'."""
+    parts: dict[str, list[str]] = {}
+    for row in rows:
+        missing = [i for i, c in enumerate(row.cells) if c is None or c.status != "ok"]
+        statuses = {"not run" if row.cells[i] is None else row.cells[i].status for i in missing}
+        where = ("every run" if len(missing) == len(row.cells) else
+                 ", ".join(cmp.names[i] for i in missing))
+        key = "%s in %s" % ("/".join(sorted(statuses)), where)
+        if row.bench not in parts.setdefault(key, []):
+            parts[key].append(row.bench)
+    return "; ".join("%s: %s" % (k, ", ".join(v[:6]) + (" and %d more" % (len(v) - 6)
+                                                         if len(v) > 6 else ""))
+                     for k, v in parts.items())
+
+
+def terminal(cmp, references: bool = False, show_all: bool = False,
+             width: int | None = None) -> str:
+    """The comparison for a reader: by default the rows with a verdict or a large
+    difference, the indices, the gate and the metadata that differs; every row with
+    show_all (the Markdown, CSV and JSON forms always have every row)."""
+    width = width or 100
+    multi = len(cmp.runs) > 1
+    out = ["osmeter comparison: " + ", ".join(
+        "%s (%s, %s)" % (r.name, r.id, r.started) for r in cmp.runs)]
     out += legend(cmp)
-    if len(cmp.runs) > 1:
+    if multi:
         out.append("")
         out.append("What differs between the systems (%d metadata keys equal):" % cmp.meta_same)
         if cmp.meta_diff:
-            out += _align([["key"] + cmp.names] + [[k] + v for k, v in cmp.meta_diff])
+            cut = max(16, (width - 30) // len(cmp.names)) if not show_all else None
+            out += _align([["key"] + cmp.names] + [[k] + [_cut(v, cut) for v in vals]
+                                                   for k, vals in cmp.meta_diff])
         else:
             out.append("  nothing recorded differs")
-    for w in cmp.warnings:
-        out.append("warning: " + w)
+    out += ["warning: " + w for w in cmp.warnings]
+    results = cell_results(cmp)
+    common = display.common_level(results)
+    quiet = []                      # categories with nothing to show by default
     for cat in cmp.categories:
+        rows = cmp.rows_in(cat)
+        shown = rows if show_all or not multi else \
+            [r for r in rows if is_headline(r) and not is_not_run(r)]
+        missing = [] if show_all else [r for r in rows if is_not_run(r) and r not in shown]
+        if not shown:
+            quiet.append("%s (%d row%s)" % (cat, len(rows), "" if len(rows) == 1 else "s"))
+            if missing:
+                out += ["", "== %s ==" % cat, "  " + not_run_line(cmp, missing)]
+            continue
         out.append("")
-        out.append("== %s ==" % cat)
-        out += _align([_headers(cmp)] + [_cells(cmp, r) for r in cmp.rows_in(cat)])
-        for r in cmp.rows_in(cat):
-            for n in r.notes:
-                out.append("  note: %s: %s" % (r.label, n))
-    if len(cmp.runs) > 1:
-        out.append("")
-        out.append(verdict_summary(cmp))
-        out.append("")
+        out.append("== %s ==%s" % (cat, "" if len(shown) == len(rows) else
+                                   "  %d of %d rows shown (--all: every row)"
+                                   % (len(shown), len(rows))))
+        out += _align([_headers(cmp, tags=True)] + [_cells(cmp, r, common, tags=True)
+                                                    for r in shown])
+        for r in shown:
+            other = [n for n in r.notes if not n.startswith("unreliable")]
+            if other:
+                out.append("  note: %s: %s" % (r.label, " | ".join(other)))
+        if missing:
+            out.append("  " + not_run_line(cmp, missing))
+    if quiet and not show_all:
+        out += ["", "No verdict and no difference of %d%% or more in: %s."
+                % (round(100 * (LARGE_DIFFERENCE - 1)), ", ".join(quiet))]
+    out += [""] + legend_of_tags(cmp, results, common)
+    if multi:
+        out += ["", verdict_summary(cmp), ""]
         out.append("Indices (geometric mean of ratios to %r; > 1 = better; [95%% interval]):"
                    % cmp.names[cmp.baseline])
         out += _align(index_rows(cmp))
         mt = cmpmod.mips_relative_table(cmp)
-        if mt:
+        if mt and show_all:
             out.append("")
             out.append("MIPS-relative speed (Ousterhout): ratio / (cpu.integer ratio); "
                        "1 = the OS kept pace with the CPU")
@@ -204,12 +304,42 @@ def terminal(cmp, references: bool = False) -> str:
                 "%s %s" % (n, fmt(s)) for n, s in zip(cmp.names, cmp.cpu_speed)))
             out += _align([["benchmark"] + cmp.names] +
                           [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
+        elif mt:
+            out += ["", "MIPS-relative speeds (Ousterhout) of %d rows: --all." % len(mt)]
     out += gate_lines(cmp)
     out += _remote_lines(cmp)
     if references:
         out.append("")
         out += references_text(cmp)
-    return "\n".join(out) + "\n"
+    return "\n".join(_wrap_long(out, width)) + "\n"
+
+
+def legend_of_tags(cmp, results, common) -> list[str]:
+    """The intervals' shared level and the meaning of the tags in the notes column."""
+    lines = [display.interval_advice(results, common)]
+    meanings = {}
+    for r in results:
+        for w in r.warnings:
+            meanings.setdefault(*display.tag_of(w))
+    if meanings:
+        lines.append("Notes: unreliable results, by tag: " + "; ".join(
+            "%s = %s" % kv for kv in meanings.items()) + ". In full: --md or --json.")
+    return [l for l in lines if l]
+
+
+def _cut(text: str, room: int | None) -> str:
+    return text if room is None or len(text) <= room else text[:room - 1] + "…"
+
+
+def _wrap_long(lines: list[str], width: int) -> list[str]:
+    """Prose lines wrapped to the width; table lines (aligned columns) left whole."""
+    out = []
+    for l in lines:
+        if len(l) <= width or "  " in l.strip():
+            out.append(l)
+        else:
+            out += textwrap.wrap(l, width, subsequent_indent="  ")
+    return out
 
 
 def _remote_lines(cmp) -> list[str]:

@@ -1,0 +1,99 @@
+"""The README's install commands, run as written on a copy of the source tree with a
+fresh home directory: `pipx install .` (Debian's pipx, or pipx from PyPI) and a fresh
+virtual environment.  Both must give a working `osmeter` that finds its core; a stock
+Debian Python refuses plain `pip install .` (PEP 668), which is why the README offers
+these two."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MARKER = "<!-- install: these lines are run by tests/test_install.py -->"
+SKIP_DIRS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache"}
+
+
+def readme_install_lines() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    after = text.split(MARKER, 1)[1].lstrip("\n").splitlines()
+    lines = []
+    for line in after:
+        if not line.startswith("    "):
+            break
+        lines.append(line.strip().split("  #", 1)[0].strip())
+    return lines
+
+
+def _copy_tree(dest: Path) -> None:
+    def ignore(d, names):
+        rel = os.path.relpath(d, REPO)
+        return [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")
+                or (rel == "core" and n.startswith("build"))]
+    shutil.copytree(REPO, dest, ignore=ignore)
+
+
+@pytest.fixture
+def home(tmp_path):
+    src = tmp_path / "osmeter-src"
+    _copy_tree(src)
+    h = tmp_path / "home"
+    h.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPX_", "VIRTUAL_ENV",
+                                                                     "PYTHONPATH"))}
+    env.update(HOME=str(h), PATH=str(h / ".local" / "bin") + os.pathsep + env["PATH"],
+               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return src, h, env
+
+
+def _run(command: str, src: Path, env: dict) -> subprocess.CompletedProcess:
+    r = subprocess.run(["sh", "-c", command], cwd=src, env=env, capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, "%s\n%s\n%s" % (command, r.stdout[-2000:], r.stderr[-2000:])
+    return r
+
+
+def _works(osmeter: Path, env: dict) -> None:
+    r = subprocess.run([str(osmeter), "list", "--json"], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert '"syscall.getpid"' in r.stdout     # the installed core answered
+
+
+def test_the_readme_gives_both_installs():
+    lines = readme_install_lines()
+    assert any(l.startswith("pipx install .") for l in lines)
+    assert any("python3 -m venv" in l and "pip install ." in l for l in lines)
+
+
+def test_readme_install_in_a_fresh_venv(home):
+    src, h, env = home
+    line = next(l for l in readme_install_lines() if "python3 -m venv" in l)
+    _run(line, src, env)
+    _works(h / ".local" / "share" / "osmeter-venv" / "bin" / "osmeter", env)
+
+
+@pytest.mark.skipif(shutil.which("pipx") is None,
+                    reason="pipx is not installed (apt-get install pipx; CI installs it)")
+def test_readme_install_with_pipx(home):
+    src, h, env = home
+    line = next(l for l in readme_install_lines() if l.startswith("pipx install"))
+    _run(line, src, env)
+    _works(h / ".local" / "bin" / "osmeter", env)
+
+
+def test_bootstrap_skips_the_install_when_nothing_changed(home):
+    src, h, env = home
+    first = _run("sh scripts/bootstrap.sh", src, env)
+    assert "up to date" not in first.stderr
+    _works(src / ".venv" / "bin" / "osmeter", env)
+    again = _run("sh scripts/bootstrap.sh", src, env)
+    assert "osmeter in .venv is up to date" in again.stderr
+    stamp = (src / ".venv" / ".osmeter-install-stamp").read_text()
+    with open(src / "osmeter" / "__init__.py", "a") as f:     # a source changed
+        f.write("\n")
+    changed = subprocess.run(["sh", "-c", "sh scripts/bootstrap.sh"], cwd=src, env=env,
+                             capture_output=True, text=True, timeout=900)
+    assert changed.returncode == 0 and "up to date" not in changed.stderr
+    assert (src / ".venv" / ".osmeter-install-stamp").read_text() != stamp
