@@ -58,7 +58,7 @@ def wheelhouse(tmp_path_factory):
     return d
 
 
-def write_inventory(path: Path, hosts, key: str, controller: Path) -> None:
+def write_inventory(path: Path, hosts, key: str) -> None:
     lines = ["[fleet]"]
     for h in hosts:
         lines.append("%s ansible_host=%s osmeter_dir=%s ansible_remote_tmp=%s "
@@ -102,7 +102,7 @@ def test_the_playbook_measures_every_host_into_postgres(tmp_path, wheelhouse):
             links = [(h.link, h.address) for h in hosts]
             db = pg.create_database("fleet")
             inventory = controller / "inventory.ini"
-            write_inventory(inventory, hosts, key, controller)
+            write_inventory(inventory, hosts, key)
             extra = {"osmeter_db": db, "osmeter_collect_dir": str(controller / "collected"),
                      "osmeter_benchmarks": BENCHMARKS,
                      "osmeter_run_args": ["--smoke", "--runs", "2"],
