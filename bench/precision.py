@@ -36,6 +36,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -76,19 +77,43 @@ def quiet(seen: list, at_rest: dict) -> bool:
     return None not in seen and not monitor.disturbances(seen, at_rest, floor=QUIET)
 
 
-def measure(ids, suite, trials: int, runs: int, path: str | None) -> dict:
+def wait_quiet(most_s: float) -> float:
+    """Wait up to `most_s` for a 2-second window in which other processes used at most
+    RUN_QUIET CPUs (a shared machine has such gaps); what the last window saw."""
+    end = time.monotonic() + most_s
+    while True:
+        before = monitor.Snapshot.take()
+        time.sleep(2.0)
+        seen = monitor.between(before, monitor.Snapshot.take())
+        others = (seen.other_cpu_s or 0.0) / seen.wall_s
+        if others <= RUN_QUIET or time.monotonic() >= end:
+            return others
+
+
+def measure(ids, suite, trials: int, runs: int, path: str | None, by_kind: bool = False,
+            wait_s: float = 0.0) -> dict:
     catalog = Catalog()
     if not ids and not suite:
         ids = [i for kind in REPRESENTATIVE.values() for i in kind]
-    _, items, variants = plan.build(catalog, ids, suite=None if ids else suite,
-                                    preset="quick" if ids else None)
-    plan.validate(catalog, items, variants)
+    # By kind: each run measures one kind's representatives (in turn), short enough to
+    # fit in the quiet gaps of a shared machine.
+    groups = [[i for i in k if i in ids] for k in REPRESENTATIVE.values()] if by_kind \
+        else [ids]
+    plans = []
+    for group in (g for g in groups if g or not ids):
+        _, items, variants = plan.build(catalog, group, suite=None if ids else suite,
+                                        preset="quick" if ids else None)
+        plan.validate(catalog, items, variants)
+        plans.append((items, variants))
     # Every phase, also those osmeter does not show alone: their spread is measured here.
     precision.SHORTEST_ALONE_S = 0.0
     out = {"host": os.uname().nodename, "started": dt.datetime.now().isoformat(
         timespec="seconds"), "suite": None if ids else suite, "ids": ids, "runs": runs,
         "trials": []}
     for t in range(trials):
+        items, variants = plans[t % len(plans)]
+        if wait_s:
+            wait_quiet(wait_s)
         load = os.getloadavg()[0]
         opts = plan.Options(runs=runs, suite=None if ids else suite, progress=False)
         before = monitor.Snapshot.take()
@@ -219,6 +244,10 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", help="also write the raw measurements here")
+    ap.add_argument("--by-kind", action="store_true",
+                    help="each run measures one kind's representatives, in turn")
+    ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                    help="before each run wait up to this long for others to be quiet")
     ap.add_argument("--from", dest="sources", action="append",
                     help="analyse raw measurements written before (repeatable)")
     args = ap.parse_args()
@@ -228,7 +257,8 @@ def main() -> int:
             with open(path) as f:
                 data.append(json.load(f))
     else:
-        data = [measure(args.ids, args.suite, args.trials, args.runs, args.json)]
+        data = [measure(args.ids, args.suite, args.trials, args.runs, args.json,
+                        args.by_kind, args.wait_quiet)]
     analyse(data)
     return 0
 

@@ -7,13 +7,18 @@ CPU osmeter measures on.
   it) are flagged disturbed, for "other processes".
 
 The machine may not be quiet while this runs (other test suites, other users).  Before
-each run the test measures for a few seconds how much CPU time other processes use
-(not its own), and over the quiet run it measures it again: when others are busy it
-says so and skips, instead of passing or failing on a machine it cannot judge.
+the runs the test measures, in windows of a few seconds, how much CPU time processes
+other than its own use, and waits a little for a quiet window; over the run without the
+hog it measures it again.  "Quiet" is less than osmeter's smallest disturbance: others
+using under 2% of the machine (0.04 CPUs on 2), which cannot flag a row.  When others
+are busier before the runs, or during the run without the hog when it flagged too many
+rows, the test says how busy and skips, instead of passing or failing on a machine it
+cannot judge; on a quiet machine (CI) it judges.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -30,18 +35,27 @@ FIXED_SET = ["cpu.integer", "syscall.getpid", "syscall.stat", "lat.signal",
              "thread.ctx.pipe", "thread.mutex", "mem.bcopy", "fs.cache_read",
              "fs.openclose", "net.unix_lat", "net.tcp_lat", "scale.mmap", "app.start.sh"]
 REPETITIONS = 5
-QUIET_ENOUGH = 0.05       # CPUs' worth of other processes' time: more, and we cannot judge
+# Others' CPU time, as a share of the machine, below which no row can be flagged for
+# them (osmeter's smallest disturbance): the machine is quiet enough to judge.
+QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
+WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
 SLOWER = 0.05             # a row the hog disturbs: slower by this and beyond its interval
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="per-CPU counts are read from /proc/stat (Linux)")
 
 
-def others_busy(seconds: float = 3.0) -> float:
-    """CPUs' worth of time that processes other than this test's used over `seconds`."""
-    before = monitor.Snapshot.take()
-    time.sleep(seconds)
-    return others_since(before)
+def others_busy() -> float:
+    """CPUs' worth of time that processes other than this test's used in the quietest of
+    up to WINDOWS windows of WINDOW_S seconds (it stops at the first quiet one)."""
+    quietest = math.inf
+    for _ in range(WINDOWS):
+        before = monitor.Snapshot.take()
+        time.sleep(WINDOW_S)
+        quietest = min(quietest, others_since(before))
+        if quietest <= quiet_enough():
+            break
+    return quietest
 
 
 def others_since(before: monitor.Snapshot) -> float:
@@ -49,10 +63,19 @@ def others_since(before: monitor.Snapshot) -> float:
     return (seen.other_cpu_s or 0.0) / seen.wall_s
 
 
+def quiet_enough() -> float:
+    return QUIET_SHARE * (os.cpu_count() or 1)
+
+
 def need_quiet(when: str, busy: float) -> None:
-    if busy > QUIET_ENOUGH:
-        pytest.skip("cannot judge: other processes used %.2f CPUs %s (at most %.2f lets "
-                    "this test tell a right flag from a wrong one)" % (busy, when, QUIET_ENOUGH))
+    load = os.getloadavg()[0]
+    if busy > quiet_enough():
+        pytest.skip("cannot judge: other processes used %.2f CPUs %s (load average %.2f); "
+                    "below %.2f (%.0f%% of the machine, osmeter's smallest disturbance) "
+                    "no row could be flagged for them" % (
+                        busy, when, load, quiet_enough(), 100 * QUIET_SHARE))
+    print("judged: other processes used %.2f CPUs %s (load average %.2f)" % (
+        busy, when, load))
 
 
 def measure(tmp_path, name: str) -> dict:
@@ -90,10 +113,10 @@ def start_hog(cpu: int, seconds: int) -> subprocess.Popen:
 def runs(tmp_path_factory):
     """The fixed set as the machine is, then with the hog on the measuring CPU."""
     tmp = tmp_path_factory.mktemp("disturbed")
-    need_quiet("before the test", others_busy())
+    need_quiet("before the runs (the quietest %g s window)" % WINDOW_S, others_busy())
     before = monitor.Snapshot.take()
     quiet = measure(tmp, "quiet")
-    need_quiet("during the run without the hog", others_since(before))
+    quiet["others_cpus"] = others_since(before)
     cpu = max(os.sched_getaffinity(0))       # the core pins to the last CPU it may use
     hog = start_hog(cpu, 600)
     try:
@@ -111,6 +134,10 @@ def test_on_the_machine_as_it_is_at_most_10_percent_of_rows_are_flagged(runs):
     bad = {k: [w["text"] if isinstance(w, dict) else w for w in r["warnings"]]
            for k, r in rows.items() if standing(r)}
     assert len(rows) >= 25
+    if len(bad) > 0.10 * len(rows):
+        # Too many: a fault, unless other processes were busy meanwhile after all.
+        need_quiet("during the run without the hog, which flagged %d of %d rows"
+                   % (len(bad), len(rows)), quiet["others_cpus"])
     assert len(bad) <= 0.10 * len(rows), bad
     assert count_line(quiet) in " ".join(quiet["stdout"].split())
 
