@@ -91,7 +91,7 @@ def wait_quiet(most_s: float) -> float:
 
 
 def measure(ids, suite, trials: int, runs: int, path: str | None, by_kind: bool = False,
-            wait_s: float = 0.0) -> dict:
+            wait_s: float = 0.0, only_quiet: bool = False) -> dict:
     catalog = Catalog()
     if not ids and not suite:
         ids = [i for kind in REPRESENTATIVE.values() for i in kind]
@@ -112,8 +112,10 @@ def measure(ids, suite, trials: int, runs: int, path: str | None, by_kind: bool 
         "trials": []}
     for t in range(trials):
         items, variants = plans[t % len(plans)]
-        if wait_s:
-            wait_quiet(wait_s)
+        if wait_s and wait_quiet(wait_s) > RUN_QUIET and only_quiet:
+            print("trial %d/%d: not run, others stayed busy for %g s" % (t + 1, trials, wait_s),
+                  file=sys.stderr)
+            continue
         load = os.getloadavg()[0]
         opts = plan.Options(runs=runs, suite=None if ids else suite, progress=False)
         before = monitor.Snapshot.take()
@@ -172,6 +174,7 @@ def analyse(sources: list[dict]) -> None:
         for trial in data["trials"]:
             for r in trial["rows"]:
                 r["quiet"] = is_quiet(r, trial)
+                r["trial"] = (data["started"], id(trial))
                 by_row.setdefault((r["bench"], r["metric"], r["x"]), []).append(r)
         others = ["%.2f" % t["others_cpus"] for t in data["trials"] if "others_cpus" in t]
         print("%s, %s: %d runs of %s with %d repetitions; CPUs other processes used during "
@@ -200,7 +203,7 @@ def analyse(sources: list[dict]) -> None:
         "kind", "rows", "obs", "median", "p90", "max", "in code", "flagged", "flagged"))
     print("%-24s %5s %5s %9s %9s %9s %9s %11s %11s" % (
         "", "", "", "spread", "spread", "spread", "spread", "(code)", "(measured)"))
-    measured = {}
+    measured, readme = {}, []
     for kind in precision.KINDS:
         rows = kinds.get(kind.name)
         if not rows:
@@ -210,13 +213,21 @@ def analyse(sources: list[dict]) -> None:
         measured[kind.name] = p90
         obs = [o for _, _, calm in rows for o in calm]
         as_coded = sum(o["cv"] > precision.limit(kind, o["repetitions"]) for o in obs
-                       if kind.spread > 0)
+                       if kind.spread)
         as_measured = sum(o["cv"] > precision.limit(precision.Kind(
             kind.name, kind.ids, p90, "", kind.metrics), o["repetitions"]) for o in obs)
         print("%-24s %5d %5d %8.1f%% %8.1f%% %8.1f%% %8.1f%% %10.1f%% %10.1f%%" % (
             kind.name, len(rows), len(obs), 100 * statistics.median(spreads), 100 * p90,
-            100 * max(spreads), 100 * kind.spread, 100 * as_coded / len(obs),
+            100 * max(spreads), 100 * (kind.spread or 0.0), 100 * as_coded / len(obs),
             100 * as_measured / len(obs)))
+        runs = len({o["trial"] for o in obs})
+        readme.append("| %s | %.1f%% | %.1f%% | %s |" % (
+            kind.name, 100 * p90, 100 * precision.limit(precision.Kind(
+                kind.name, kind.ids, p90, ""), 5),
+            "%d results in %d runs" % (len(rows), runs)))
+    print()
+    print("As README's table (kind | spread | limit at 5 repetitions | basis):")
+    print("\n".join(readme))
     print()
     print("Timed once per repetition (quiet runs): duration, spread, spread x duration "
           "(the jitter of one timing), its kind's p90; '-' below SHORTEST_ALONE_S = %g s"
@@ -238,6 +249,7 @@ def analyse(sources: list[dict]) -> None:
 
 
 def main() -> int:
+    global RUN_QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("ids", nargs="*")
     ap.add_argument("--suite")
@@ -248,9 +260,15 @@ def main() -> int:
                     help="each run measures one kind's representatives, in turn")
     ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
                     help="before each run wait up to this long for others to be quiet")
+    ap.add_argument("--only-quiet", action="store_true",
+                    help="with --wait-quiet: skip a run when others stayed busy")
     ap.add_argument("--from", dest="sources", action="append",
                     help="analyse raw measurements written before (repeatable)")
+    ap.add_argument("--run-quiet", type=float, default=RUN_QUIET, metavar="CPUS",
+                    help="count only runs during which others used at most this many "
+                    "CPUs (default %(default)s)")
     args = ap.parse_args()
+    RUN_QUIET = args.run_quiet
     if args.sources:
         data = []
         for path in args.sources:
@@ -258,7 +276,7 @@ def main() -> int:
                 data.append(json.load(f))
     else:
         data = [measure(args.ids, args.suite, args.trials, args.runs, args.json,
-                        args.by_kind, args.wait_quiet)]
+                        args.by_kind, args.wait_quiet, args.only_quiet)]
     analyse(data)
     return 0
 

@@ -50,13 +50,15 @@ def test_old_runs_intervals_are_shown_as_bootstrap():
     assert stats.level_note(0.96875, "order statistics", 6) == ""
 
 
-def test_cv_is_between_processes_not_within():
+def test_cv_is_between_processes_not_within(monkeypatch):
     # Each process is internally noisy but all processes agree: low run-to-run CV.
     s = stats.summarize(samples([[90, 110, 100]] * 5))
     assert s["cv"] == 0.0 and s["cv_within"] > 0.05
     # Processes disagree: high CV, and too high for a system call (tests/test_flags.py).
     s = stats.summarize(samples([[100] * 3, [130] * 3, [100] * 3, [70] * 3, [100] * 3]))
     assert s["cv"] > 0.05
+    monkeypatch.setattr(precision, "KINDS", (precision.Kind(
+        "system call", ("syscall.*",), 0.01, "simulated"),))
     assert precision.judge(s, "syscall.getpid")[0].kind == "imprecise"
 
 
