@@ -41,6 +41,8 @@ class Kind:
 
 
 SCATTER = "scalability curve"       # every scatter result, whatever its id
+CPU_TIME_METRICS = ("user", "system")   # a program's own CPU time (app.*, cmd.*)
+SIZE_UNITS = ("bytes", "B", "KiB", "MiB", "GiB", "pages")   # sizes: not slower, not faster
 
 # To be measured at rest by `python3 bench/precision.py --by-kind --wait-quiet 30
 # --only-quiet` (the 90th percentile over the kind's results of their spread pooled over
@@ -51,7 +53,7 @@ SCATTER = "scalability curve"       # every scatter result, whatever its id
 NOT_MEASURED = "not measured at rest yet (bench/precision.py)"
 KINDS = (
     # A program's user and system CPU time (getrusage): counted in scheduler ticks.
-    Kind("program CPU time", ("app.*", "cmd.*", "*"), None, NOT_MEASURED, ("user", "system")),
+    Kind("program CPU time", ("app.*", "cmd.*", "*"), None, NOT_MEASURED, CPU_TIME_METRICS),
     Kind("memory", ("mem.*", "fs.cache_read*"), None, NOT_MEASURED),
     Kind("system call", ("syscall.*", "lat.*", "fs.openclose", "cpu.*", "ub.syscall"), None,
          NOT_MEASURED),

@@ -83,8 +83,8 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
                                   notes=notes, extra={"once_per_repetition_s": short}))
             continue
         summary = stats.summarize(samples)
-        found = incomplete + judge(summary, meta["id"], m["shape"], metric, seen, cpus,
-                                   at_rest)
+        found = incomplete + judge(summary, meta["id"], m["shape"], metric, m["unit"], seen,
+                                   cpus, at_rest)
         results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
                               better=m["better"], shape=m["shape"], x=x, x_name=m["x_name"],
                               params=params, samples=samples, summary=summary,
@@ -92,14 +92,27 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
     return results
 
 
-def judge(summary: dict, bench: str, shape: str, metric: str, seen: list, cpus,
+def judge(summary: dict, bench: str, shape: str, metric: str, unit: str, seen: list, cpus,
           at_rest: dict | None) -> list[flags.Flag]:
     """Disturbed where what happened meanwhile could move the result by as much as a
-    verdict needs (2%, or its own spread if larger); imprecise where its spread is above
-    its kind's."""
+    verdict needs (2%, or its own spread if larger) and can move a metric like it;
+    imprecise where its spread is above its kind's."""
     floor = max(monitor.MIN_EFFECT, summary.get("cv") or 0.0)
-    return monitor.judge(seen, cpus, at_rest, floor) + precision.judge(summary, bench, shape,
-                                                                       metric)
+    return [f for f in monitor.judge(seen, cpus, at_rest, floor)
+            if can_move(f.reason, metric, unit)] + precision.judge(summary, bench, shape,
+                                                                   metric)
+
+
+def can_move(reason: str, metric: str, unit: str) -> bool:
+    """Whether a disturbance of this kind can change such a metric: a size (peak memory)
+    is no larger for others being busy, and a program's own CPU time (user, system)
+    counts only the time it ran itself, whoever else ran or stole meanwhile (a slower
+    clock or throttling still shows in it)."""
+    if unit in precision.SIZE_UNITS:
+        return False
+    if metric in precision.CPU_TIME_METRICS:
+        return reason not in (flags.OTHER_PROCESSES, flags.STEAL)
+    return True
 
 
 TOO_SHORT = "too short to time alone"

@@ -226,6 +226,20 @@ def test_results_store_structured_flags_and_the_interference_on_their_cpus():
     json.dumps(r.to_dict())
 
 
+def test_a_disturbance_is_put_only_on_what_it_can_move():
+    """Others busy on the benchmark's CPU slow its wall time, not its peak memory nor its
+    own CPU time (which counts only while it ran); a slower clock shows in CPU time."""
+    meta = fake_meta("app.start.sh", (("wall", "ms"), ("user", "ms"), ("max_rss", "bytes")))
+    hog = window(own=0.25, busy={0: 0.0, 1: 0.5})
+    reps = [(i, Invocation("x", status="ok", samples=[
+        ("wall", None, 1.0), ("user", None, 0.4), ("max_rss", None, 2e6)],
+        notes={"placement": "all processes pinned to CPU 1"}), hog) for i in range(5)]
+    got = {r.metric: flags.standing(r) for r in results.results_for_bench(meta, reps)}
+    assert got == {"wall": flags.DISTURBED, "user": None, "max_rss": None}
+    assert results.can_move(flags.CLOCK, "user", "ms")
+    assert not results.can_move(flags.CLOCK, "max_rss", "bytes")
+
+
 def test_two_repetitions_are_said_once_for_the_run_not_on_every_row():
     quiet = window(own=0.5)
     reps = [(i, invocation([100.0, 100.0]), quiet) for i in range(2)]
