@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import curves, flags, stats
 from .compare import family_sort_key
 from .model import Result, Run
-from .results import TOO_SHORT
+from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
 from .report import numbers
 
 DEFAULT_WIDTH = 100          # when the output is not a terminal
@@ -243,7 +243,7 @@ def _not_run_row(r: Result) -> SummaryRow:
 
 def _too_short_row(rs: list[Result]) -> SummaryRow:
     """A benchmark's phases too short to time alone, in one line."""
-    took = [r.extra.get("once_per_repetition_s") for r in rs]
+    took = [r.extra.get(TOO_SHORT_KEY) for r in rs]
     took = sorted(t for t in took if isinstance(t, (int, float)))
     span = ""
     if took:
@@ -253,10 +253,6 @@ def _too_short_row(rs: list[Result]) -> SummaryRow:
                       "repetition%s; osmeter show says more)" % (
                           ", ".join(r.metric for r in rs), TOO_SHORT,
                           ", " + span if span else ""))
-
-
-def _is_too_short(r: Result) -> bool:
-    return r.status == "skipped" and (r.reason or "").startswith(TOO_SHORT)
 
 
 def summary_rows(results: list[Result], condense_sweeps: bool = True,
@@ -273,9 +269,9 @@ def summary_rows(results: list[Result], condense_sweeps: bool = True,
             rows.append(_not_run_row(mine[0]))
             continue
         done = set()
-        short = [r for r in mine if _is_too_short(r)]
+        short = [r for r in mine if too_short(r)]
         for r in mine:
-            if _is_too_short(r):
+            if too_short(r):
                 if r is short[0]:
                     rows.append(_too_short_row(short))
             elif r.status != "ok":
@@ -464,6 +460,8 @@ def full_notes(results: list[Result], width: int | None = None) -> str:
             texts.append("stopped by " + (stops if isinstance(stops, str) else "; ".join(stops)))
         if r.status != "ok":
             texts.append("%s: %s" % (r.status, r.reason or "no reason given"))
+        if r.extra.get("too_short"):
+            texts.append(r.extra["too_short"])
         for t in dict.fromkeys(texts):
             out += textwrap.wrap("%s: %s" % (r.label, t), width, subsequent_indent="    ")
     if not out:

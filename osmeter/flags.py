@@ -103,9 +103,10 @@ def where(f: Flag) -> str:
 
 
 def counted(results) -> list:
-    """The results a run's count line is about: every measured one."""
+    """The results a run's count line is about: every measured one with a row of its
+    own (not the phases too short to time alone)."""
     return [r for r in results if r.status == "ok" and (r.summary or {}).get("median")
-            is not None]
+            is not None and "once_per_repetition_s" not in (r.extra or {})]
 
 
 def count_line(results) -> str:

@@ -76,11 +76,14 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
         m = metrics[metric]
         short = precision.too_short_alone(samples, m["unit"], m["shape"], meta["id"], metric)
         if short is not None:
+            # Measured and kept (the studies compare such phases), but no row of its own
+            # and not judged: the summary shows it only beside its benchmark's whole.
             results.append(Result(bench=meta["id"], metric=metric, unit=m["unit"],
                                   better=m["better"], shape=m["shape"], x=x,
-                                  x_name=m["x_name"], params=params, status="skipped",
-                                  reason=too_short_reason(short, meta["id"]),
-                                  notes=notes, extra={"once_per_repetition_s": short}))
+                                  x_name=m["x_name"], params=params, samples=samples,
+                                  summary=stats.summarize(samples), notes=notes,
+                                  extra={TOO_SHORT_KEY: short,
+                                         "too_short": too_short_reason(short, meta["id"])}))
             continue
         summary = stats.summarize(samples)
         found = incomplete + judge(summary, meta["id"], m["shape"], metric, m["unit"], seen,
@@ -116,6 +119,12 @@ def can_move(reason: str, metric: str, unit: str) -> bool:
 
 
 TOO_SHORT = "too short to time alone"
+TOO_SHORT_KEY = "once_per_repetition_s"     # in a result's extra: it is one of those
+
+
+def too_short(r) -> bool:
+    """A phase too short to time alone: measured, but no row of its own."""
+    return r.status == "ok" and TOO_SHORT_KEY in (r.extra or {})
 
 
 def too_short_reason(seconds: float, bench: str) -> str:

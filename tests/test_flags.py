@@ -257,8 +257,11 @@ def test_a_phase_too_short_to_time_alone_is_no_row_of_its_own():
             ("mkdir", None, 0.0001 * (1 + 0.2 * (i % 2))), ("total", None, 0.4 + 0.001 * i)])
         reps.append((i, inv, window(own=0.5)))
     mkdir, total = results.results_for_bench(meta, reps)
-    assert mkdir.status == "skipped" and mkdir.reason.startswith(results.TOO_SHORT)
-    assert not mkdir.samples and mkdir.extra["once_per_repetition_s"] == pytest.approx(0.0001)
+    # Measured and kept (a study may compare it), not judged, no row of its own.
+    assert results.too_short(mkdir) and mkdir.warnings == [] and len(mkdir.samples) == 5
+    assert mkdir.extra["once_per_repetition_s"] == pytest.approx(0.0001)
+    assert mkdir.extra["too_short"].startswith(results.TOO_SHORT)
+    assert flags.counted([mkdir, total]) == [total]
     assert total.status == "ok" and total.summary["median"] == pytest.approx(0.402)
     text = display.results_table([mkdir, total], width=100)
     assert "mkdir: too short to time alone" in text and "0.0001" not in text
