@@ -170,9 +170,8 @@ static int cmd_run(int argc, char **argv, int check_only)
                            "");
 
     /* Benchmarks of a statically linked program run in the static build of the core. */
-    size_t idlen = strlen(b->id);
     int static_exec_errno = 0; /* the static build exists but could not be started */
-    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static() && !check_only) {
+    if (b->static_core && !om_is_static() && !check_only) {
         const char *stat = om_sibling_path("osmeter-core-static");
         if (stat) {
             char *args[OM_MAX_PARAMS + 8];
@@ -263,7 +262,7 @@ static int cmd_run(int argc, char **argv, int check_only)
 
     uint64_t t0 = om_now_ns();
     int rc;
-    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static())
+    if (b->static_core && !om_is_static())
         rc = static_exec_errno
                  ? om_skip(&ctx, "cannot start osmeter-core-static: %s%s",
                            strerror(static_exec_errno),

@@ -320,27 +320,25 @@ struct crtdel {
     char *buf;
     size_t size;
     int fsync;
-    const char *failed; /* the operation that failed, or NULL */
-    int err;
+    struct om_fault fault;
 };
 
 static uint64_t loop_crtdel(void *arg, uint64_t n)
 {
     struct crtdel *c = arg;
-    for (uint64_t i = 0; i < n && !c->failed; i++) {
+    struct om_fault *f = &c->fault;
+    for (uint64_t i = 0; i < n && !om_faulted(f); i++) {
         int fd = open(c->path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-        if (fd < 0) { c->failed = "create"; break; }
-        if (c->size && om_write_full(fd, c->buf, c->size)) c->failed = "write";
-        if (c->fsync && fsync(fd)) c->failed = "fsync";
-        if (close(fd)) c->failed = "close";
-        if (c->failed) break;
-        if ((fd = open(c->path, O_RDONLY)) < 0) { c->failed = "reopen"; break; }
-        if (c->size && om_read_full(fd, c->buf, c->size)) c->failed = "read";
+        if (fd < 0) { om_fault(f, errno, "create"); break; }
+        if (c->size && om_write_full(fd, c->buf, c->size)) om_fault(f, errno, "write");
+        if (c->fsync && fsync(fd)) om_fault(f, errno, "fsync");
+        if (close(fd)) om_fault(f, errno, "close");
+        if (om_faulted(f)) break;
+        if ((fd = open(c->path, O_RDONLY)) < 0) { om_fault(f, errno, "reopen"); break; }
+        if (c->size && om_read_full(fd, c->buf, c->size)) om_fault(f, errno, "read");
         close(fd);
-        if (unlink(c->path)) c->failed = "unlink";
+        if (unlink(c->path)) om_fault(f, errno, "unlink");
     }
-    if (c->failed && !c->err)
-        c->err = errno;
     return c->size;
 }
 
@@ -362,33 +360,23 @@ static int run_crtdel(struct om_ctx *ctx)
     memset(c.buf, 'x', biggest ? (size_t)biggest : 1);
     const char *mode = om_str(ctx, "fsync");
     om_note(ctx, "fsync", "sequence_fsync calls fsync(fd) after writing, before the close");
-    long long samples = om_int(ctx, "samples");
-    double batch_ms = (double)om_int(ctx, "batch_ms");
-    for (int with = 0; with <= 1; with++) {
+    for (int with = 0; with <= 1 && rc == OM_OK; with++) {
         if ((with && strcmp(mode, "without") == 0) || (!with && strcmp(mode, "with") == 0))
             continue;
         const char *metric = with ? "sequence_fsync" : "sequence";
         c.fsync = with;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && rc == OM_OK; i++) {
             c.size = (size_t)sizes[i];
-            uint64_t iters = om_calibrate(ctx, loop_crtdel, &c, batch_ms);
-            om_time_batch(loop_crtdel, &c, iters); /* warm-up */
-            for (long long s = 0; s < samples && !c.failed; s++) {
-                double ns = om_time_batch(loop_crtdel, &c, iters);
-                if (!c.failed)
-                    om_sample(ctx, metric, sizes[i], ns / 1e6);
-            }
-            if (c.failed) {
-                free(c.buf);
-                return om_fail(ctx, "crtdel %s of %s (%zu bytes): %s", c.failed, c.path,
-                               c.size, strerror(c.err));
-            }
-            om_note(ctx, "iterations_per_batch", "%s %lld bytes: %llu", metric, sizes[i],
-                    (unsigned long long)iters);
+            char what[PATH_MAX + 128], label[64];
+            snprintf(what, sizeof what, "crtdel of %s (%zu bytes)", c.path, c.size);
+            snprintf(label, sizeof label, "%s %lld bytes", metric, sizes[i]);
+            struct om_measure m = {.metric = metric, .x = sizes[i], .scale = 1e-6 /* ms */,
+                                   .fault = &c.fault, .what = what, .label = label};
+            rc = om_measure_batches(ctx, loop_crtdel, &c, &m);
         }
     }
     free(c.buf);
-    return OM_OK;
+    return rc;
 }
 
 /* ---- bonnie ------------------------------------------------------------------------- */
