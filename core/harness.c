@@ -1,8 +1,7 @@
 /*
  * The harness: parameters, JSON Lines output, the scratch directory, and cleaning up
  * at exit, on signals and when the front-end dies.  Timing is measure.c, children and
- * osmeter's own programs children.c, limits and caches system.c, CPU placement
- * placement.c.
+ * osmeter's own programs children.c, raising limits limits.c, CPU placement placement.c.
  */
 #define _GNU_SOURCE
 #include "harness.h"

@@ -256,14 +256,11 @@ const char *om_exec_wrapper(void);
 int om_exec_own(const char *path, char *const argv[]);
 int om_shell_own(char *buf, size_t len, const char *path);
 
-/* ---- the system ---------------------------------------------------------------- */
+/* ---- limits --------------------------------------------------------------------- */
 /* Raise the soft limit of `resource` (RLIMIT_NOFILE, RLIMIT_NPROC, ...) to the hard
  * limit where allowed; returns the soft limit now in force, OM_UNLIMITED for none. */
 #define OM_UNLIMITED LLONG_MAX
 long long om_raise_limit(int resource);
-/* sync, then drop the page cache, dentries and inodes (Linux, root).  0, or -1 with
- * errno (ENOSYS where the system has no such knob). */
-int om_drop_caches(void);
 
 /* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
 int om_read_full(int fd, void *buf, size_t len);

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -79,11 +80,8 @@ static void *shared_alloc(size_t len)
  * for reuse from then on). */
 static int server_alive(struct server_child *sc)
 {
-    int st;
-    if (sc->pid > 0 && waitpid(sc->pid, &st, WNOHANG) == 0)
+    if (sc->pid > 0 && !om_child_exited(sc->pid, NULL))
         return 1;
-    if (sc->pid > 0)
-        om_child_untrack(sc->pid);
     sc->pid = -1;
     return 0;
 }
@@ -325,7 +323,7 @@ static int run_curve(struct om_ctx *ctx, int time_request)
 
     /* This process holds every connection, the server one descriptor per connection:
      * both need the soft descriptor limit raised; a few stay spare for stdio and pipes. */
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     long long cap = max, limit_by_fds = nofile - 16 - 1;
     struct om_placement pl;
     int rc = om_place(ctx, 0, &pl);
@@ -530,7 +528,7 @@ static int tp_client(struct tp_shared *sh, int me, const struct sockaddr_storage
 {
     char err[256];
     size_t rlen = strlen(req);
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     struct ev *ev = ev_open(ev_best(), (int)(nofile < n + 64 ? nofile : n + 64), err, sizeof err);
     struct tconn *c = calloc((size_t)n, sizeof *c);
     int *index = ev ? malloc((size_t)ev_limit(ev) * sizeof *index) : NULL;
@@ -690,16 +688,8 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
                      interval_ms);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < started; i++) {
-        int st = 0;
-        uint64_t w0 = om_now_ns();
-        pid_t r;
-        while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 && om_now_ns() - w0 < 5000000000ULL)
-            sleep_us(1000);
-        if (r == pids[i])
-            om_child_untrack(pids[i]);
-        else
-            om_child_kill(pids[i]);
-        if (rc == OM_OK && (r != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)))
+        int st, killed = om_child_reap(pids[i], 5000, &st);
+        if (rc == OM_OK && (killed || !WIFEXITED(st) || WEXITSTATUS(st)))
             rc = om_fail(ctx, "client process failed: %s", sh->error[0] ? sh->error : "?");
     }
     munmap(sh, sizeof *sh);
@@ -756,7 +746,7 @@ static int run_throughput(struct om_ctx *ctx)
     long long interval_ms = om_int(ctx, "interval_ms");
     if (clients > conns)
         return om_bad_param(ctx, "clients (%d) must not exceed conns (%d)", clients, conns);
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     if (conns / clients + 16 > nofile || conns + 80 > nofile)
         return om_skip(ctx, "RLIMIT_NOFILE (%lld) is too low for %d connections", nofile, conns);
     struct server_child sc;

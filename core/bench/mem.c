@@ -31,6 +31,7 @@
 #endif
 
 #include "../harness.h"
+#include "../lib/pagecache.h"
 
 #define DEFAULT_LLC (64LL << 20) /* when the system does not say */
 #define LINE 64                  /* cache-line size assumed by the prefetching loops */
@@ -704,31 +705,6 @@ static int make_cached_file(struct om_ctx *ctx, long long size, char *path, size
     return OM_OK;
 }
 
-/* Fraction of the file's pages in the page cache, or -1 where we cannot tell. */
-static double resident_fraction(int fd, long long size)
-{
-#ifdef __linux__
-    long page = sysconf(_SC_PAGESIZE);
-    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED)
-        return -1;
-    size_t pages = (size_t)((size + page - 1) / page), in = 0;
-    unsigned char *vec = malloc(pages);
-    double frac = -1;
-    if (vec && mincore(map, (size_t)size, vec) == 0) {
-        for (size_t i = 0; i < pages; i++)
-            in += vec[i] & 1;
-        frac = (double)in / (double)pages;
-    }
-    free(vec);
-    munmap(map, (size_t)size);
-    return frac;
-#else
-    (void)fd, (void)size;
-    return -1;
-#endif
-}
-
 struct file_arg {
     int fd;
     long long size;  /* of the file */
@@ -804,7 +780,7 @@ static int run_file_read(struct om_ctx *ctx, om_batch_fn pass, int page_multiple
     if (rc == OM_OK) {
         a.block = (size_t)largest;
         read_file_pass(&a, 1); /* bring every page into the page cache */
-        double frac = resident_fraction(fd, size);
+        double frac = pagecache_resident(fd, size);
         if (frac >= 0)
             om_note(ctx, "resident", "%.1f%% of the file in the page cache", 100 * frac);
         if (frac >= 0 && frac < 0.99)

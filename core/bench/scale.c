@@ -100,24 +100,20 @@ static long long count_lines(const char *path)
     return n;
 }
 
-/* Soft limit raised to the hard limit where allowed; returns the soft limit in force. */
+/* Soft limit raised to the hard limit where allowed, and noted; returns the soft limit
+ * in force, or -1 for none. */
 static long long raise_rlimit(struct om_ctx *ctx, int resource, const char *name)
 {
+    long long soft = om_raise_limit(resource);
     struct rlimit rl;
-    if (getrlimit(resource, &rl) != 0)
-        return -1;
-    if (rl.rlim_cur != rl.rlim_max) {
-        struct rlimit want = {rl.rlim_max, rl.rlim_max};
-        if (setrlimit(resource, &want) == 0)
-            rl.rlim_cur = rl.rlim_max;
-    }
-    if (rl.rlim_cur == RLIM_INFINITY) {
+    if (soft == OM_UNLIMITED) {
         om_note(ctx, "limit", "%s unlimited", name);
         return -1;
     }
-    om_note(ctx, "limit", "%s %lld (hard %lld)", name, (long long)rl.rlim_cur,
-            rl.rlim_max == RLIM_INFINITY ? -1LL : (long long)rl.rlim_max);
-    return (long long)rl.rlim_cur;
+    om_note(ctx, "limit", "%s %lld (hard %lld)", name, soft,
+            getrlimit(resource, &rl) || rl.rlim_max == RLIM_INFINITY ? -1LL
+                                                                      : (long long)rl.rlim_max);
+    return soft;
 }
 
 /* Descriptors: our own limit (all but a reserve) and the system-wide table (half free). */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "fs.h"
+#include "../lib/workdir.h"
 
 static uint64_t loop_getpid(void *arg, uint64_t n)
 {

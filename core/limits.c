@@ -1,15 +1,11 @@
 /*
- * Asking the system for room: raising a soft resource limit to the hard one, and
- * dropping the page cache.  Both are shared by families that would otherwise write them
- * each their own way.
+ * Raising a soft resource limit to the hard one: the descriptor and process limits that
+ * end the curves of ctx.c, http.c and scale.c and size the HTTP server's table.
  */
 #define _GNU_SOURCE
 #include "harness.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 /* Where the hard limit is "unlimited" the kernel may still refuse an unlimited soft
  * limit (Linux caps descriptors at fs.nr_open, macOS at kern.maxfilesperproc): then this
@@ -33,22 +29,4 @@ long long om_raise_limit(int resource)
         }
     }
     return rl.rlim_cur == RLIM_INFINITY ? OM_UNLIMITED : (long long)rl.rlim_cur;
-}
-
-int om_drop_caches(void)
-{
-#ifdef __linux__
-    sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = write(fd, "3", 1) == 1 ? 0 : -1;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
 }
