@@ -24,6 +24,10 @@ int om_parse_int(const char *s, long long *out);
 int om_check_value(const struct om_param *p, const char *v, char *err, size_t errlen);
 const struct om_metric *om_find_metric(const struct om_bench *b, const char *name);
 
+/* The servers' command lines (serve_main.c): argv[0] is "serve"; httpd's has no argv[0]. */
+int om_serve_main(int argc, char **argv);
+int om_httpd_main(int argc, char **argv);
+
 /* Start-up and clean-up steps of om_harness_init() and the exit handler. */
 void om_measure_timer_overhead(void);
 void om_exec_wrapper_init(void);

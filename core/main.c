@@ -1,4 +1,5 @@
-/* osmeter-core: `list`, `run ID [key=value ...]`, `version`.  See docs/protocol.md. */
+/* osmeter-core: `list`, `run ID [key=value ...]`, `check`, `version`; `serve` and `httpd`
+ * are in serve_main.c.  See docs/protocol.md. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -19,8 +20,6 @@
 
 #include "internal.h"
 #include "buildinfo.h"
-#include "peer.h"
-#include "httpd.h"
 
 static const struct om_bench *find_bench(const char *id)
 {
@@ -299,9 +298,9 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
     if (argc >= 2 && strcmp(argv[1], "serve") == 0) /* the far end of the net benchmarks */
-        return om_peer_main(argc - 1, argv + 1);
+        return om_serve_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
-        return httpd_main(argc - 2, argv + 2);
+        return om_httpd_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");

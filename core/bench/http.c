@@ -3,7 +3,7 @@
  * open to a server, how long until the server notices a new connection and accepts it
  * (net.http_connect), and how long it takes to answer a request on an established
  * connection (net.http_request), one point per N as N grows into the thousands.  The
- * server is osmeter's own (core/httpd.c) in a child process, with a selectable event
+ * server is osmeter's own (core/servers/httpd.c) in a child process, with a selectable event
  * mechanism; the client is this process, with blocking sockets and no event mechanism
  * of its own, so that only the server's notification can grow with N.
  *
@@ -48,7 +48,8 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "../httpd.h"
+#include "../lib/ev.h"
+#include "../servers/httpd.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -828,7 +829,7 @@ const struct om_bench om_family_http[] = {
      "HTTP connect latency (server notices and accepts) vs idle keep-alive connections, "
      "best event mechanism",
      "VL03", "quick,full,vl03", {0.88, 0.22, 0.092}, run_connect,
-     {CURVE_PARAMS("best", HTTPD_MECHS)}, ACCEPT_METRIC},
+     {CURVE_PARAMS("best", EV_MECHS)}, ACCEPT_METRIC},
     {"net.http_connect.poll", "net.http_connect with a poll() server", "VL03 (NetBSD 1.6.1)",
      "quick,full,vl03", {9.3, 0.39, 0.096},
      run_connect, {CURVE_PARAMS("poll", "poll")}, ACCEPT_METRIC},
@@ -839,7 +840,7 @@ const struct om_bench om_family_http[] = {
      "HTTP request latency on an established connection vs idle keep-alive connections, "
      "best event mechanism",
      "VL03", "quick,full,vl03", {0.57, 0.15, 0.078}, run_request,
-     {CURVE_PARAMS("best", HTTPD_MECHS)}, REQUEST_METRIC},
+     {CURVE_PARAMS("best", EV_MECHS)}, REQUEST_METRIC},
     {"net.http_request.poll", "net.http_request with a poll() server", "VL03 (NetBSD 1.6.1)",
      "quick,full,vl03", {45.0, 0.23, 0.079},
      run_request, {CURVE_PARAMS("poll", "poll")}, REQUEST_METRIC},
@@ -849,7 +850,7 @@ const struct om_bench om_family_http[] = {
     {"net.http_throughput",
      "HTTP requests/s and MB/s for a small and a large file, many keep-alive connections",
      "osmeter", "quick,full", {12.0, 2.4, 0.61}, run_throughput,
-     {{"mech", OM_CHOICE, "best", NULL, NULL, 0, 0, HTTPD_MECHS, MECH_HELP},
+     {{"mech", OM_CHOICE, "best", NULL, NULL, 0, 0, EV_MECHS, MECH_HELP},
       {"small", OM_INT, "1k", NULL, NULL, 0, 64 * 1024 * 1024, NULL, "small file, bytes"},
       {"large", OM_INT, "1m", "256k", "64k", 0, 64 * 1024 * 1024, NULL, "large file, bytes"},
       {"conns", OM_INT, "64", "32", "8", 1, 10000, NULL, "concurrent keep-alive connections"},

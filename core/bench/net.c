@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "../peer.h"
+#include "../servers/peer.h"
 
 #define MBIT(bytes, ns) ((double)(bytes) * 8.0 * 1e3 / (double)(ns)) /* 10^6 bit/s */
 #define IO_TIMEOUT_MS 30000   /* a stream that stalls this long has failed */
