@@ -9,6 +9,10 @@
  * only that file), or /proc/sys/vm/drop_caches (root, the whole machine), or O_DIRECT;
  * the `cache` parameter chooses, and a note says which was used and how many of the
  * file's pages were still resident afterwards (checked with mincore).
+ *
+ * One file, though long: bonnie and the fragmentation experiment share the cache modes,
+ * and all three parts the working directory (lib/workdir.c) and the page cache
+ * (lib/pagecache.c); what is shared with other families lives in those libraries.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -25,6 +25,9 @@
  * Per mechanism, one id each (net.http_connect.poll, .select; the base id uses the
  * best mechanism the system has: epoll, kqueue, else poll), so a plain suite run puts
  * epoll (or kqueue) beside poll and select on the same kernel.
+ *
+ * One file, though long: the curves and the throughput share the server child and the
+ * HTTP client, which no other family needs; the server is core/servers/httpd.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>

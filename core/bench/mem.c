@@ -12,6 +12,11 @@
  * alike), so they are what their source says: two 8-byte words per iteration, 16 bytes,
  * then a byte-wise tail.  The C library is called through volatile function pointers, so
  * the calls are real calls into the library that the compiler can neither inline nor drop.
+ *
+ * One file, though long: every benchmark sizes itself by the same cache sizes and the
+ * same sizes parameter, and runs the same loop kernels over the same buffers (the
+ * page-cache reads fs.cache_read* too: their file is sized by the caches and read with
+ * mem's kernels, so they measure memory bandwidth out of the page cache).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -13,6 +13,10 @@
  * (one byte back) that it has read every byte, so nothing still sitting in socket
  * buffers is counted as delivered.  Units: Mbit/s = 10^6 bits per second throughout, so
  * pipes, UNIX sockets, TCP and UDP compare directly with each other and with iperf3.
+ *
+ * One file, though long: the UDP and TCP benchmarks share the far end (a local child or
+ * a peer, set up, called and closed the same way), and all of them the transfer and
+ * round-trip loops; the protocol itself is servers/peer_protocol.c.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

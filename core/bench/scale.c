@@ -13,6 +13,10 @@
  * rlimits to the hard limit, and caps the population at half of what is free (its own
  * descriptors: all but a reserve), so the machine stays usable.  A curve that a limit
  * ends early says so in the note "stopped_by".
+ *
+ * One file, though long: every curve, thread.create's too, grows its population under
+ * the same budget of limits, times single operations the same way and stops early the
+ * same way; apart, each would carry a copy of that.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

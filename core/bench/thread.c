@@ -10,6 +10,10 @@
  * Every thread a benchmark starts is joined before it returns, also when something
  * fails half-way: threads wait at a start gate until all their peers exist, so an
  * abort can always release and join the ones already made.
+ *
+ * One file, though long: every benchmark here leans on the same machinery (the start
+ * gate, creating and joining all or none, the limit that stopped a creation, the check
+ * that no thread outlives its benchmark), which belongs to no other family.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
