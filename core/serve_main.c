@@ -105,8 +105,8 @@ int om_serve_main(int argc, char **argv)
     printf(",\"port\":%d,\"max_session_seconds\":%ld,\"max_session_bytes\":%lld}\n",
            om_sock_port(&bound), lim.max_seconds, lim.max_bytes);
     fflush(stdout);
-    om_peer_log("listening on %s; one session at a time, each at most %ld s and %lld bytes", where,
-         lim.max_seconds, lim.max_bytes);
+    om_peer_log("listening on %s; one session at a time, each at most %ld s and %lld bytes",
+                where, lim.max_seconds, lim.max_bytes);
     int rc = om_peer_listen(lfd, secret, &lim);
     close(lfd);
     return rc;

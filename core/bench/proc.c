@@ -160,7 +160,8 @@ static uint64_t timed_shell(void *arg, uint64_t n)
             _exit(127);
         }
         if (pid < 0 || reap(pid)) {
-            om_fault(&a->fault, pid < 0 ? errno : 0, pid < 0 ? "fork" : "/bin/sh -c did not exit 0");
+            om_fault(&a->fault, pid < 0 ? errno : 0,
+                     pid < 0 ? "fork" : "/bin/sh -c did not exit 0");
             break;
         }
         total += om_now_ns() - t0;
@@ -253,20 +254,23 @@ const struct om_bench om_family_proc[] = {
      PROC_PARAMS, LAT("fork until the parent has read the child's byte (reap not timed)")},
     {"proc.fork.static", "process creation by a statically linked program", "MG05 T1",
      "quick,full,mg05", {0.14, 0.12, 0.021}, run_fork, PROC_PARAMS,
-     LAT("fork until the parent has read the child's byte (reap not timed)"), OM_STATIC_CORE},
+     LAT("fork until the parent has read the child's byte (reap not timed)"),
+     OM_STATIC_CORE},
     {"proc.exit.dynamic", "process termination: SIGTERM + wait4 of a live child (dynamic)",
      "MG05 T1", "quick,full,mg05", {0.61, 0.26, 0.019}, run_exit, PROC_PARAMS,
      LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)")},
     {"proc.exit.static", "process termination: SIGTERM + wait4 of a live child (static)",
      "MG05 T1", "quick,full,mg05", {0.82, 0.21, 0.016}, run_exit, PROC_PARAMS,
-     LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)"), OM_STATIC_CORE},
+     LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)"),
+     OM_STATIC_CORE},
     {"proc.exec.dynamic", "program load: fork + exec of a dynamically linked helper until it "
      "reports", "MG05 T1", "quick,full,mg05,cc06", {0.69, 0.12, 0.015},
      run_exec_dynamic, PROC_PARAMS,
      LAT("fork+exec until the new program has written its byte (reap not timed)")},
     {"proc.exec.static", "program load: fork + exec of a statically linked helper until it "
      "reports", "MG05 T1", "quick,full,mg05", {0.41, 0.14, 0.018}, run_exec_static, PROC_PARAMS,
-     LAT("fork+exec until the new program has written its byte (reap not timed)"), OM_STATIC_CORE},
+     LAT("fork+exec until the new program has written its byte (reap not timed)"),
+     OM_STATIC_CORE},
     {"proc.fork_exit", "fork + child exit + wait (lmbench lat_proc fork)", "lmbench",
      "quick,full", {0.59, 0.14, 0.017}, run_fork_exit, PROC_PARAMS, LAT("the whole cycle")},
     {"proc.fork_exec_exit", "fork + exec of a helper that exits + wait (lmbench lat_proc exec)",

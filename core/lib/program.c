@@ -274,7 +274,7 @@ int prog_succeeded(const struct prog_result *res)
 }
 
 void prog_describe_failure(const struct prog_result *res, double timeout_s, char *buf,
-                          size_t len)
+                           size_t len)
 {
     if (res->exec_errno)
         snprintf(buf, len, "cannot execute: %s", strerror(res->exec_errno));
@@ -290,7 +290,7 @@ void prog_describe_failure(const struct prog_result *res, double timeout_s, char
 }
 
 int prog_run_shell(const char *script, const char *out_path, double timeout_s, char *why,
-                  size_t len)
+                   size_t len)
 {
     char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
     struct prog_spec spec = {.argv = argv, .out_path = out_path, .timeout_s = timeout_s};

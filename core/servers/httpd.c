@@ -366,7 +366,7 @@ static int respond(struct server *s, struct conn *c, struct http_req *r, uint64_
                                       (long long)size, c->keep_alive ? "keep-alive" : "close");
     else
         c->out_len = (size_t)http_error_response(c->out, sizeof c->out, r->status, r->head,
-                                            c->keep_alive);
+                                                 c->keep_alive);
     c->out_off = 0;
     c->file_off = 0;
     c->file_left = c->file >= 0 ? size : 0;

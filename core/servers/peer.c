@@ -62,6 +62,17 @@ static void on_session_alarm(int sig)
     _exit(3);
 }
 
+/* An answer on the session's control connection. */
+static int reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int reply(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = om_peer_vsend_line(session_ctl, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 /* Traffic on a data socket is accepted only from the authenticated client's address. */
 static int from_client(const struct sockaddr_storage *a)
 {
@@ -180,13 +191,13 @@ static int tcp_data_connection(void)
 {
     int port, lfd = data_socket(SOCK_STREAM, &port);
     if (lfd < 0)
-        return om_peer_send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
-    om_peer_send_line(session_ctl, "PORT %d", port);
+        return reply("ERR cannot open a data socket: %s", strerror(errno)), -1;
+    reply("PORT %d", port);
     int fd = accept_client(lfd, 10000), gone = fd < 0 && errno == ECONNABORTED;
     close(lfd);
     if (fd < 0)
-        return om_peer_send_line(session_ctl, "ERR no data connection within 10 s%s",
-                         gone ? " (the control connection closed)" : ""), -1;
+        return reply("ERR no data connection within 10 s%s",
+                     gone ? " (the control connection closed)" : ""), -1;
     return fd;
 }
 
@@ -194,15 +205,15 @@ static int ep_tcp_sink(const char *line)
 {
     long long a[3];
     if (parse_args(line, ARGS(a), 1, 1LL << 30) || a[0] > (16 << 20) || a[2] > 1000000)
-        return om_peer_send_line(session_ctl, "ERR TCP_SINK wants <buf 1..16M> <total 1..1G> "
-                                      "<count 1..1000000>"), -1;
+        return reply("ERR TCP_SINK wants <buf 1..16M> <total 1..1G> "
+                     "<count 1..1000000>"), -1;
     long long buf = a[0], total = a[1], count = a[2];
     if (total > session_left / count)
-        return om_peer_send_line(session_ctl, "ERR TCP_SINK would pass this session's byte limit "
-                                      "(%lld bytes left)", session_left), -1;
+        return reply("ERR TCP_SINK would pass this session's byte limit "
+                     "(%lld bytes left)", session_left), -1;
     char *mem = session_buffer((size_t)buf);
     if (!mem)
-        return om_peer_send_line(session_ctl, "ERR out of memory for the data buffer"), -1;
+        return reply("ERR out of memory for the data buffer"), -1;
     int fd = tcp_data_connection();
     if (fd < 0)
         return -1;
@@ -214,19 +225,19 @@ static int ep_tcp_sink(const char *line)
     close(fd);
     session_left -= done * total;
     if (done < count)
-        return om_peer_send_line(session_ctl, "ERR data connection lost after %lld of %lld transfers",
-                         done, count), -1;
-    return om_peer_send_line(session_ctl, "OK %lld", done * total);
+        return reply("ERR data connection lost after %lld of %lld transfers",
+                     done, count), -1;
+    return reply("OK %lld", done * total);
 }
 
 static int ep_tcp_echo(const char *line)
 {
     long long a[1];
     if (parse_args(line, ARGS(a), 1, 1 << 20))
-        return om_peer_send_line(session_ctl, "ERR TCP_ECHO wants <size 1..1M>"), -1;
+        return reply("ERR TCP_ECHO wants <size 1..1M>"), -1;
     char *mem = session_buffer((size_t)a[0]);
     if (!mem)
-        return om_peer_send_line(session_ctl, "ERR out of memory for the data buffer"), -1;
+        return reply("ERR out of memory for the data buffer"), -1;
     int fd = tcp_data_connection();
     if (fd < 0)
         return -1;
@@ -239,11 +250,11 @@ static int ep_tcp_echo(const char *line)
         echoed++;
         if ((session_left -= 2 * a[0]) < 0) {
             close(fd);
-            return om_peer_send_line(session_ctl, "ERR session byte limit reached"), -1;
+            return reply("ERR session byte limit reached"), -1;
         }
     }
     close(fd);
-    return om_peer_send_line(session_ctl, "OK %lld", echoed);
+    return reply("OK %lld", echoed);
 }
 
 static int drain_accepts(int lfd, long long *accepted)
@@ -262,12 +273,12 @@ static int drain_accepts(int lfd, long long *accepted)
 static int ep_tcp_accept(const char *line)
 {
     if (strcmp(line, "TCP_ACCEPT") != 0)
-        return om_peer_send_line(session_ctl, "ERR TCP_ACCEPT takes no arguments"), -1;
+        return reply("ERR TCP_ACCEPT takes no arguments"), -1;
     int port, lfd = data_socket(SOCK_STREAM, &port);
     if (lfd < 0)
-        return om_peer_send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno)), -1;
+        return reply("ERR cannot open a data socket: %s", strerror(errno)), -1;
     fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
-    om_peer_send_line(session_ctl, "PORT %d", port);
+    reply("PORT %d", port);
     long long accepted = 0;
     char req[OM_PEER_LINE];
     for (;;) {
@@ -286,9 +297,9 @@ static int ep_tcp_accept(const char *line)
                 break;
             if (strcmp(req, "SYNC") && strcmp(req, "END")) {
                 close(lfd);
-                return om_peer_send_line(session_ctl, "ERR expected SYNC or END"), -1;
+                return reply("ERR expected SYNC or END"), -1;
             }
-            om_peer_send_line(session_ctl, "OK %lld", accepted);
+            reply("OK %lld", accepted);
             if (strcmp(req, "END") == 0) {
                 close(lfd);
                 return 0;
@@ -303,7 +314,7 @@ static int udp_socket_for_client(int *port)
 {
     int fd = data_socket(SOCK_DGRAM, port);
     if (fd < 0)
-        om_peer_send_line(session_ctl, "ERR cannot open a data socket: %s", strerror(errno));
+        reply("ERR cannot open a data socket: %s", strerror(errno));
     return fd;
 }
 
@@ -311,10 +322,10 @@ static int ep_udp_sink(const char *line)
 {
     long long a[2];
     if (parse_args(line, ARGS(a), 1, 100000000) || a[0] > 65535)
-        return om_peer_send_line(session_ctl, "ERR UDP_SINK wants <size 1..65535> <count 1..1e8>"), -1;
+        return reply("ERR UDP_SINK wants <size 1..65535> <count 1..1e8>"), -1;
     if (a[1] > session_left / a[0])
-        return om_peer_send_line(session_ctl, "ERR UDP_SINK would pass this session's byte limit "
-                                      "(%lld bytes left)", session_left), -1;
+        return reply("ERR UDP_SINK would pass this session's byte limit "
+                     "(%lld bytes left)", session_left), -1;
     int port, fd = udp_socket_for_client(&port);
     char *mem = session_buffer(65536);
     if (fd < 0 || !mem)
@@ -322,7 +333,7 @@ static int ep_udp_sink(const char *line)
     int rcvbuf = 0;
     socklen_t sl = sizeof rcvbuf;
     getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
-    om_peer_send_line(session_ctl, "PORT %d %d", port, rcvbuf);
+    reply("PORT %d %d", port, rcvbuf);
     /* The first datagram may take a moment; after it, 1 s of silence ends the stream
      * (every datagram still in flight has arrived or been lost by then). */
     int r = wait_for_data(fd, ms_from_now(10000));
@@ -350,21 +361,21 @@ static int ep_udp_sink(const char *line)
     }
     close(fd);
     session_left -= bytes;
-    return om_peer_send_line(session_ctl, "OK %lld %lld %llu", got, bytes,
-                     (unsigned long long)(last - first));
+    return reply("OK %lld %lld %llu", got, bytes,
+                 (unsigned long long)(last - first));
 }
 
 static int ep_udp_echo(const char *line)
 {
     long long a[1];
     if (parse_args(line, ARGS(a), 1, 65535))
-        return om_peer_send_line(session_ctl, "ERR UDP_ECHO wants <size 1..65535>"), -1;
+        return reply("ERR UDP_ECHO wants <size 1..65535>"), -1;
     int port, fd = udp_socket_for_client(&port);
     char *mem = session_buffer(65536);
     if (fd < 0 || !mem)
         return -1;
     om_sock_timeouts(fd, 1000);
-    om_peer_send_line(session_ctl, "PORT %d", port);
+    reply("PORT %d", port);
     long long echoed = 0;
     int idle_s = 0;
     for (;;) {
@@ -379,7 +390,7 @@ static int ep_udp_echo(const char *line)
             if ((errno != EAGAIN && errno != EWOULDBLOCK) || poll(&p, 1, 0) != 0 ||
                 ++idle_s >= 60) {
                 close(fd);
-                return om_peer_send_line(session_ctl, "ERR echo ended without an end marker"), -1;
+                return reply("ERR echo ended without an end marker"), -1;
             }
             continue;
         }
@@ -393,11 +404,11 @@ static int ep_udp_echo(const char *line)
         echoed++;
         if ((session_left -= 2 * n) < 0) {
             close(fd);
-            return om_peer_send_line(session_ctl, "ERR session byte limit reached"), -1;
+            return reply("ERR session byte limit reached"), -1;
         }
     }
     close(fd);
-    return om_peer_send_line(session_ctl, "OK %lld", echoed);
+    return reply("OK %lld", echoed);
 }
 
 static const struct {
@@ -419,7 +430,7 @@ static int server_handshake(int ctl, const char *secret, int timeout_ms, char pr
     int n = om_peer_read_line(ctl, line, sizeof line, timeout_ms);
     if (n < 0) {
         om_peer_log("no authentication within %d s (%s)", timeout_ms / 1000,
-             n == -2 ? "timeout" : "closed or too long");
+                    n == -2 ? "timeout" : "closed or too long");
         return -1;
     }
     /* AUTH <32 hex> <64 hex> */
@@ -501,7 +512,7 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
         int n = om_peer_read_line(ctl, line, sizeof line, 120000);
         if (n < 0) {
             om_peer_log("session from %s ended (%s)", who,
-                 n == -1 ? "client closed" : n == -2 ? "idle 120 s" : "line too long");
+                        n == -1 ? "client closed" : n == -2 ? "idle 120 s" : "line too long");
             return n == -1 ? 0 : 2;
         }
         if (strcmp(line, "QUIT") == 0) {

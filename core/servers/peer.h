@@ -29,6 +29,7 @@
 #define OSMETER_SERVERS_PEER_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,7 @@ void om_peer_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- both ends (peer_protocol.c) --------------------------------------------------- */
 /* One line, '\n' appended; 0, or -1 when it is too long or cannot be sent. */
 int om_peer_send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int om_peer_vsend_line(int fd, const char *fmt, va_list ap);
 /* HMAC-SHA256(secret, "osmeter-peer-1 <role> <sn> <cn>") as hex: each end's proof. */
 void om_peer_mac(const char *secret, const char *role, const char *sn, const char *cn,
                  char out[65]);

@@ -73,21 +73,27 @@ int om_peer_read_line(int fd, char *line, size_t cap, int timeout_ms)
     }
 }
 
-int om_peer_send_line(int fd, const char *fmt, ...)
+int om_peer_vsend_line(int fd, const char *fmt, va_list ap)
 {
     char buf[OM_PEER_LINE];
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-    va_end(ap);
     if (n < 0 || n >= (int)sizeof buf - 1)
         return -1;
     buf[n++] = '\n';
     return om_write_full(fd, buf, (size_t)n);
 }
 
+int om_peer_send_line(int fd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = om_peer_vsend_line(fd, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 void om_peer_mac(const char *secret, const char *role, const char *sn, const char *cn,
-                     char out[65])
+                 char out[65])
 {
     char msg[160];
     uint8_t mac[32];
