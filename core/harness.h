@@ -131,13 +131,13 @@ double om_timer_overhead_ns(void); /* cost of one om_now_ns() pair, measured at 
  */
 typedef uint64_t (*om_batch_fn)(void *arg, uint64_t iters);
 
-/* Where a batch function records that an operation failed; the first failure counts.
- * Set with om_fault(f, errno, "what failed") (err 0 where no errno applies). */
+/* Where a batch function records that an operation failed, with om_record_fault(f,
+ * errno, "what failed") (err 0 where no errno applies); the first failure counts. */
 struct om_fault {
     int err;          /* errno value of the failed call, or 0 */
     const char *what; /* the operation that failed ("fork", "create"), NULL: none */
 };
-void om_fault(struct om_fault *f, int err, const char *what);
+void om_record_fault(struct om_fault *f, int err, const char *what);
 #define om_faulted(f) ((f)->err != 0 || (f)->what != NULL)
 
 #define OM_MEASURE_ALSO 3
@@ -147,7 +147,7 @@ struct om_measure {
     long long x;        /* the x of a sweep metric (ignored for point metrics) */
     double scale;       /* 0: 1 */
     double rate;        /* non-zero: emit rate / (ns per operation), e.g. 1e9 for
-                           operations per second; a batch that took no time then fails */
+                           operations per second */
     uint64_t iters;     /* operations per batch; 0: calibrated to batch_ms */
     int warmed_up;      /* no warm-up batch: the caller has warmed up (calibration does) */
     int self_timed;     /* fn times the part of each operation that counts (om_now_ns()

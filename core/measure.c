@@ -110,7 +110,7 @@ uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batc
 
 /* ---- the measure routine ----------------------------------------------------------------- */
 
-void om_fault(struct om_fault *f, int err, const char *what)
+void om_record_fault(struct om_fault *f, int err, const char *what)
 {
     if (om_faulted(f))
         return; /* the first failure is the one that explains the others */

@@ -126,15 +126,15 @@ static uint64_t loop_crtdel(void *arg, uint64_t n)
     struct om_fault *f = &c->fault;
     for (uint64_t i = 0; i < n && !om_faulted(f); i++) {
         int fd = open(c->path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-        if (fd < 0) { om_fault(f, errno, "create"); break; }
-        if (c->size && om_write_full(fd, c->buf, c->size)) om_fault(f, errno, "write");
-        if (c->fsync && fsync(fd)) om_fault(f, errno, "fsync");
-        if (close(fd)) om_fault(f, errno, "close");
+        if (fd < 0) { om_record_fault(f, errno, "create"); break; }
+        if (c->size && om_write_full(fd, c->buf, c->size)) om_record_fault(f, errno, "write");
+        if (c->fsync && fsync(fd)) om_record_fault(f, errno, "fsync");
+        if (close(fd)) om_record_fault(f, errno, "close");
         if (om_faulted(f)) break;
-        if ((fd = open(c->path, O_RDONLY)) < 0) { om_fault(f, errno, "reopen"); break; }
-        if (c->size && om_read_full(fd, c->buf, c->size)) om_fault(f, errno, "read");
+        if ((fd = open(c->path, O_RDONLY)) < 0) { om_record_fault(f, errno, "reopen"); break; }
+        if (c->size && om_read_full(fd, c->buf, c->size)) om_record_fault(f, errno, "read");
         close(fd);
-        if (unlink(c->path)) om_fault(f, errno, "unlink");
+        if (unlink(c->path)) om_record_fault(f, errno, "unlink");
     }
     return c->size;
 }

@@ -728,7 +728,7 @@ static uint64_t read_file_pass(void *arg, uint64_t passes)
             size_t len = a->size - off < (long long)a->block ? (size_t)(a->size - off) : a->block;
             ssize_t got = pread(a->fd, a->buf, len, (off_t)off);
             if (got != (ssize_t)len) {
-                om_fault(&a->fault, got < 0 ? errno : 0, got < 0 ? "pread" : "short read");
+                om_record_fault(&a->fault, got < 0 ? errno : 0, got < 0 ? "pread" : "short read");
                 return acc;
             }
             acc += (unsigned char)a->buf[0];
@@ -746,7 +746,7 @@ static uint64_t mmap_file_pass(void *arg, uint64_t passes)
             size_t len = a->size - off < (long long)a->block ? (size_t)(a->size - off) : a->block;
             char *m = mmap(NULL, len, PROT_READ, MAP_SHARED, a->fd, (off_t)off);
             if (m == MAP_FAILED) {
-                om_fault(&a->fault, errno, "mmap");
+                om_record_fault(&a->fault, errno, "mmap");
                 return acc;
             }
             acc += k_read(NULL, m, len);

@@ -83,7 +83,7 @@ static uint64_t timed_transfers(void *arg, uint64_t n)
     uint64_t sum = 0, ns;
     for (uint64_t i = 0; i < n && !om_faulted(&t->fault); i++) {
         if (t->xfer(t->arg, t->total, t->chunk, &ns))
-            om_fault(&t->fault, errno, NULL);
+            om_record_fault(&t->fault, errno, NULL);
         else
             sum += ns;
     }
@@ -114,9 +114,9 @@ struct round_trip {
 static void round_trip_failed(struct round_trip *rt, int err)
 {
     if (err == EAGAIN || err == EWOULDBLOCK) /* the receive timeout */
-        om_fault(&rt->fault, 0, "no answer in time (a datagram lost?)");
+        om_record_fault(&rt->fault, 0, "no answer in time (a datagram lost?)");
     else
-        om_fault(&rt->fault, err, NULL);
+        om_record_fault(&rt->fault, err, NULL);
 }
 
 static uint64_t rt_stream(void *arg, uint64_t n)

@@ -68,16 +68,17 @@ static uint64_t timed_until_report(void *arg, uint64_t n)
             _exit(write(a->pipe_w, &c, 1) == 1 && c == 'x' ? 0 : 127);
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1) || c == 'E') {
-            om_fault(&a->fault, pid < 0 ? errno : 0,
-                     pid < 0 ? "fork" : c == 'E' ? "exec of the helper failed"
-                                                 : "no byte from the child");
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0      ? "fork"
+                            : c == 'E'   ? "exec of the helper failed"
+                                         : "no byte from the child");
             if (pid > 0)
                 reap(pid);
             break;
         }
         total += om_now_ns() - t0;
         if (reap(pid))
-            om_fault(&a->fault, 0, "the child did not exit with status 0");
+            om_record_fault(&a->fault, 0, "the child did not exit with status 0");
     }
     return total;
 }
@@ -98,7 +99,8 @@ static uint64_t timed_exit(void *arg, uint64_t n)
                 pause();
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1)) {
-            om_fault(&a->fault, pid < 0 ? errno : 0, pid < 0 ? "fork" : "no byte from the child");
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork" : "no byte from the child");
             break;
         }
         int status;
@@ -111,7 +113,7 @@ static uint64_t timed_exit(void *arg, uint64_t n)
         total += om_now_ns() - t0;
         om_child_untrack(pid);
         if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
-            om_fault(&a->fault, 0, "the child did not die of SIGTERM");
+            om_record_fault(&a->fault, 0, "the child did not die of SIGTERM");
     }
     return total;
 }
@@ -132,8 +134,9 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
             _exit(a->helper ? 127 : 0);
         }
         if (pid < 0 || reap(pid)) {
-            om_fault(&a->fault, pid < 0 ? errno : 0,
-                     pid < 0 ? "fork" : "the child (or the helper it ran) did not exit 0");
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork"
+                                    : "the child (or the helper it ran) did not exit 0");
             break;
         }
         total += om_now_ns() - t0;
@@ -147,7 +150,7 @@ static uint64_t timed_shell(void *arg, uint64_t n)
     struct proc_arg *a = arg;
     char cmd[8192];
     if (om_shell_own(cmd, sizeof cmd - 5, a->helper)) {
-        om_fault(&a->fault, 0, "the helper's command line is too long for this buffer");
+        om_record_fault(&a->fault, 0, "the helper's command line is too long for this buffer");
         return 0;
     }
     strcat(cmd, " exit");
@@ -160,8 +163,8 @@ static uint64_t timed_shell(void *arg, uint64_t n)
             _exit(127);
         }
         if (pid < 0 || reap(pid)) {
-            om_fault(&a->fault, pid < 0 ? errno : 0,
-                     pid < 0 ? "fork" : "/bin/sh -c did not exit 0");
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork" : "/bin/sh -c did not exit 0");
             break;
         }
         total += om_now_ns() - t0;

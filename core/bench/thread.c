@@ -229,11 +229,11 @@ static uint64_t loop_lifecycle(void *arg, uint64_t n)
         void *ret = NULL;
         int rc = pthread_create(&t, NULL, empty_thread, a);
         if (rc) {
-            om_fault(&a->fault, rc, NULL);
+            om_record_fault(&a->fault, rc, NULL);
             break;
         }
         if ((rc = pthread_join(t, &ret)) || ret != a)
-            om_fault(&a->fault, rc ? rc : EPROTO, NULL);
+            om_record_fault(&a->fault, rc ? rc : EPROTO, NULL);
         acc += (uintptr_t)ret;
     }
     return acc;
@@ -263,7 +263,7 @@ static uint64_t loop_mutex(void *arg, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         int rc = pthread_mutex_lock(&a->m);
         if (rc || (a->counter++, rc = pthread_mutex_unlock(&a->m))) {
-            om_fault(&a->fault, rc, NULL);
+            om_record_fault(&a->fault, rc, NULL);
             break;
         }
     }
@@ -334,7 +334,7 @@ static void *condvar_worker(void *arg)
             break;
     }
     if (rc) { /* the lock state is unknown: flag the master without it */
-        om_fault(&s->fault, rc, NULL);
+        om_record_fault(&s->fault, rc, NULL);
         s->stop = 1;
         pthread_cond_broadcast(&s->master_cv);
     } else {
@@ -360,9 +360,9 @@ static uint64_t loop_condvar(void *arg, uint64_t n)
     if (rc == 0)
         pthread_mutex_unlock(&s->m);
     if (rc)
-        om_fault(&s->fault, rc, NULL);
+        om_record_fault(&s->fault, rc, NULL);
     if (s->stop)
-        om_fault(&s->fault, EPROTO, NULL);
+        om_record_fault(&s->fault, EPROTO, NULL);
     return done;
 }
 
@@ -630,7 +630,7 @@ static void *pipe_echo(void *arg)
         if (n < 0 && errno == EINTR)
             continue;
         if (n != 1 || om_write_full(pp->from_peer[1], &c, 1)) {
-            om_fault(&pp->fault, n < 0 ? errno : EPROTO, NULL);
+            om_record_fault(&pp->fault, n < 0 ? errno : EPROTO, NULL);
             close(pp->from_peer[1]); /* the measuring thread sees EOF instead of hanging */
             pp->from_peer[1] = -1;
             return NULL;
@@ -645,7 +645,7 @@ static uint64_t loop_pipe(void *arg, uint64_t n)
     uint64_t acc = 0;
     for (uint64_t i = 0; i < n && !pp->fault.err; i++) {
         if (om_write_full(pp->to_peer[1], &c, 1) || om_read_full(pp->from_peer[0], &c, 1)) {
-            om_fault(&pp->fault, errno ? errno : EPROTO, NULL);
+            om_record_fault(&pp->fault, errno ? errno : EPROTO, NULL);
             break;
         }
         acc += (unsigned char)c;
@@ -724,7 +724,7 @@ static void *futex_peer(void *arg)
         while (rc == 0 && (w = atomic_load(&fp->word)) == 0)
             rc = futex_wait(&fp->word, 0);
         if (rc) {
-            om_fault(&fp->fault, rc, NULL);
+            om_record_fault(&fp->fault, rc, NULL);
             atomic_store(&fp->word, 0);
             futex_wake(&fp->word);
             return NULL;
@@ -734,7 +734,7 @@ static void *futex_peer(void *arg)
         fp->wake_cycles += om_cycles() - atomic_load(&fp->stamp);
         atomic_store(&fp->word, 0);
         if ((rc = futex_wake(&fp->word))) {
-            om_fault(&fp->fault, rc, NULL);
+            om_record_fault(&fp->fault, rc, NULL);
             return NULL;
         }
     }
@@ -752,7 +752,7 @@ static uint64_t loop_futex(void *arg, uint64_t n)
             rc = futex_wait(&fp->word, 1);
     }
     if (rc)
-        om_fault(&fp->fault, rc, NULL);
+        om_record_fault(&fp->fault, rc, NULL);
     return n;
 }
 

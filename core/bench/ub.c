@@ -53,7 +53,7 @@ static uint64_t loop_syscall(void *arg, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         int d = dup(a->fd);
         if (d < 0 || close(d))
-            om_fault(&a->fault, errno, d < 0 ? "dup" : "close");
+            om_record_fault(&a->fault, errno, d < 0 ? "dup" : "close");
         acc += (uint64_t)getpid();
         acc += (uint64_t)getuid();
         acc += (uint64_t)umask(022);
@@ -86,8 +86,9 @@ static uint64_t loop_pipe(void *arg, uint64_t n)
         ssize_t w = write(a->p[1], buf, sizeof buf);
         ssize_t r = w == (ssize_t)sizeof buf ? read(a->p[0], buf, sizeof buf) : 0;
         if (r != (ssize_t)sizeof buf)
-            om_fault(&a->fault, w < 0 || r < 0 ? errno : 0,
-                     w == (ssize_t)sizeof buf ? "read of 512 bytes" : "write of 512 bytes");
+            om_record_fault(&a->fault, w < 0 || r < 0 ? errno : 0,
+                            w == (ssize_t)sizeof buf ? "read of 512 bytes"
+                                                     : "write of 512 bytes");
         acc += (uint64_t)buf[i % sizeof buf];
     }
     return acc;
@@ -113,7 +114,7 @@ static uint64_t loop_ctx(void *arg, uint64_t n)
         unsigned long check;
         if (om_write_full(a->p[1], &a->iter, sizeof a->iter) ||
             om_read_full(a->q[0], &check, sizeof check) || check != a->iter)
-            om_fault(&a->fault, 0, "the integer did not come back in sequence");
+            om_record_fault(&a->fault, 0, "the integer did not come back in sequence");
         a->iter++;
     }
     return a->iter;
@@ -184,7 +185,7 @@ static int fork_wait(struct ub_arg *a, const char *helper, uint64_t chain, int f
         _exit(0);
     }
     if (pid < 0) {
-        om_fault(&a->fault, errno, "fork");
+        om_record_fault(&a->fault, errno, "fork");
         if (helper)
             close(fd);
         return -1;
@@ -194,17 +195,17 @@ static int fork_wait(struct ub_arg *a, const char *helper, uint64_t chain, int f
         char c;
         close(fd);
         if (om_read_full(a->q[0], &c, 1))
-            om_fault(&a->fault, 0, "no byte from the end of the exec chain");
+            om_record_fault(&a->fault, 0, "no byte from the end of the exec chain");
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            om_fault(&a->fault, errno, "waitpid");
+            om_record_fault(&a->fault, errno, "waitpid");
             break;
         }
     om_child_untrack(pid);
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        om_fault(&a->fault, 0, "a child did not exit with status 0");
+        om_record_fault(&a->fault, 0, "a child did not exit with status 0");
     return om_faulted(&a->fault) ? -1 : 0;
 }
 
@@ -236,7 +237,7 @@ static uint64_t loop_execl(void *arg, uint64_t n)
         return 0;
     int p[2];
     if (pipe(p)) {
-        om_fault(&a->fault, errno, "pipe");
+        om_record_fault(&a->fault, errno, "pipe");
         return 0;
     }
     a->q[0] = p[0];
