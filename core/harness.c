@@ -1,4 +1,8 @@
-/* osmeter measurement core: timing, parameters, JSON Lines output, cleanup. */
+/*
+ * The harness: parameters, JSON Lines output, the scratch directory, and cleaning up
+ * at exit, on signals and when the front-end dies.  Timing is measure.c, children and
+ * osmeter's own programs children.c, raising limits limits.c, CPU placement placement.c.
+ */
 #define _GNU_SOURCE
 #include "harness.h"
 
@@ -14,15 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#include <x86intrin.h>
 #endif
 
 #include "internal.h"
@@ -57,7 +55,7 @@ static void json_number(FILE *f, double v)
         fputs("null", f);
 }
 
-static const struct om_metric *find_metric(const struct om_bench *b, const char *name)
+const struct om_metric *om_find_metric(const struct om_bench *b, const char *name)
 {
     for (int i = 0; i < OM_MAX_METRICS && b->metrics[i].name; i++)
         if (strcmp(b->metrics[i].name, name) == 0)
@@ -67,7 +65,7 @@ static const struct om_metric *find_metric(const struct om_bench *b, const char 
 
 void om_sample(struct om_ctx *ctx, const char *metric, long long x, double value)
 {
-    if (!find_metric(ctx->bench, metric)) {
+    if (!om_find_metric(ctx->bench, metric)) {
         /* A programming error in the family: refuse loudly rather than emit junk. */
         fprintf(stderr, "osmeter-core: %s: undeclared metric '%s'\n", ctx->bench->id, metric);
         om_exit(OM_FAILED);
@@ -300,277 +298,11 @@ int om_list(struct om_ctx *ctx, const char *name, long long *out)
             n++;
     return n;
 }
+/* ---- scratch directory, cleanup ------------------------------------------------------ */
 
-/* ---- timing --------------------------------------------------------------------- */
-
-static volatile uint64_t sink;
-static double timer_overhead_ns;
-
-void om_consume(uint64_t v) { sink += v; }
-
-uint64_t om_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-double om_timer_overhead_ns(void) { return timer_overhead_ns; }
-
-/* The cost of one clock read: the smallest of several averaged runs, because the
- * machine can only make it look slower, never faster. */
-void om_measure_timer_overhead(void)
-{
-    double best = 1e30;
-    for (int rep = 0; rep < 20; rep++) {
-        uint64_t t0 = om_now_ns(), t = 0;
-        for (int i = 0; i < 1000; i++)
-            t += om_now_ns();
-        uint64_t t1 = om_now_ns();
-        om_consume(t);
-        double per = (double)(t1 - t0) / 1001.0;
-        if (per < best)
-            best = per;
-    }
-    timer_overhead_ns = best;
-}
-
-double om_time_batch(om_batch_fn fn, void *arg, uint64_t iters)
-{
-    uint64_t t0 = om_now_ns();
-    uint64_t r = fn(arg, iters);
-    uint64_t t1 = om_now_ns();
-    om_consume(r);
-    double elapsed = (double)(t1 - t0) - timer_overhead_ns;
-    if (elapsed < 0)
-        elapsed = 0;
-    return elapsed / (double)iters;
-}
-
-uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batch_ms)
-{
-    (void)ctx;
-    double target = batch_ms * 1e6;
-    uint64_t iters = 1;
-    /* Double until one batch is at least a tenth of the target, then scale once: total
-     * calibration time stays within about two batches whatever the operation costs. */
-    for (;;) {
-        double per = om_time_batch(fn, arg, iters);
-        double elapsed = per * (double)iters;
-        if (elapsed >= target / 10 || iters >= (1ULL << 40)) {
-            if (elapsed <= 0)
-                return iters;
-            double scaled = (double)iters * target / elapsed;
-            return scaled < 1 ? 1 : (uint64_t)scaled;
-        }
-        iters *= 2;
-    }
-}
-
-int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg, double scale)
-{
-    long long samples = om_int(ctx, "samples");
-    double batch_ms = (double)om_int(ctx, "batch_ms");
-    uint64_t iters = om_calibrate(ctx, fn, arg, batch_ms);
-    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-    om_time_batch(fn, arg, iters); /* warm-up: caches, TLB, branch predictors, page faults */
-    for (long long i = 0; i < samples; i++)
-        om_sample(ctx, metric, OM_NO_X, om_time_batch(fn, arg, iters) * scale);
-    return OM_OK;
-}
-
-int om_measure_self_timed(struct om_ctx *ctx, const char *metric, om_timed_fn fn, void *arg,
-                          double scale)
-{
-    long long samples = om_int(ctx, "samples");
-    double target = (double)om_int(ctx, "batch_ms") * 1e6;
-    uint64_t iters = 1;
-    for (;;) { /* double until a tenth of the target, then scale, as om_calibrate does */
-        uint64_t t0 = om_now_ns();
-        om_consume(fn(arg, iters));
-        double wall = (double)(om_now_ns() - t0);
-        if (wall >= target / 10 || iters >= (1ULL << 30)) {
-            double scaled = wall > 0 ? (double)iters * target / wall : (double)iters;
-            iters = scaled < 1 ? 1 : (uint64_t)scaled;
-            break;
-        }
-        iters *= 2;
-    }
-    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-    om_consume(fn(arg, iters)); /* warm-up */
-    for (long long i = 0; i < samples; i++) {
-        uint64_t ns = fn(arg, iters);
-        if (ns == 0)
-            return OM_FAILED; /* the caller knows what failed and says so */
-        om_sample(ctx, metric, OM_NO_X, (double)ns / (double)iters * scale);
-    }
-    return OM_OK;
-}
-
-/* ---- cycle counter -------------------------------------------------------------- */
-
-static double cycles_per_ns = 0; /* 0: counter unusable, om_cycles() returns ns */
-
-static int have_invariant_counter(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007) {
-        __get_cpuid(0x80000007, &a, &b, &c, &d);
-        return (d >> 8) & 1; /* invariant TSC: constant rate, runs in all C-states */
-    }
-    return 0;
-#elif defined(__aarch64__)
-    return 1; /* the generic timer's virtual count is architecturally constant-rate */
-#else
-    return 0;
-#endif
-}
-
-static uint64_t raw_counter(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_lfence(); /* keep earlier instructions from drifting past the read */
-    uint64_t t = __rdtsc();
-    _mm_lfence();
-    return t;
-#elif defined(__aarch64__)
-    uint64_t t;
-    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(t));
-    return t;
-#else
-    return om_now_ns();
-#endif
-}
-
-void om_cycles_init(struct om_ctx *ctx)
-{
-    if (!have_invariant_counter()) {
-        cycles_per_ns = 0;
-        om_note(ctx, "cycle_counter", "none (no invariant counter); single operations timed "
-                                      "with CLOCK_MONOTONIC, resolution %.0f ns",
-                timer_overhead_ns);
-        return;
-    }
-    /* Calibrate over 3 × 20 ms and keep the median rate. */
-    double rates[3];
-    for (int i = 0; i < 3; i++) {
-        uint64_t n0 = om_now_ns(), c0 = raw_counter();
-        while (om_now_ns() - n0 < 20000000ULL)
-            ;
-        uint64_t n1 = om_now_ns(), c1 = raw_counter();
-        rates[i] = (double)(c1 - c0) / (double)(n1 - n0);
-    }
-    double lo = fmin(rates[0], fmin(rates[1], rates[2]));
-    double hi = fmax(rates[0], fmax(rates[1], rates[2]));
-    cycles_per_ns = rates[0] + rates[1] + rates[2] - lo - hi;
-    om_note(ctx, "cycle_counter", "%s at %.6f GHz (calibrated against CLOCK_MONOTONIC)",
-#if defined(__x86_64__) || defined(__i386__)
-            "rdtsc",
-#else
-            "cntvct",
-#endif
-            cycles_per_ns);
-}
-
-uint64_t om_cycles(void) { return cycles_per_ns > 0 ? raw_counter() : om_now_ns(); }
-
-double om_cycles_to_ns(uint64_t cycles)
-{
-    return cycles_per_ns > 0 ? (double)cycles / cycles_per_ns : (double)cycles;
-}
-
-/* ---- children, placement, scratch, cleanup --------------------------------------- */
-
-#define MAX_CHILDREN 65536
-static pid_t children[MAX_CHILDREN];
-static int n_children;
 static pid_t owner_pid;
 static char scratch[PATH_MAX];
 static int scratch_ours; /* we created it (not the front-end) and must remove it */
-
-/* O(1) when no slot is free, so that om_fork() costs the same with 10 or 10,000 children
- * tracked: the scalability curves time fork() including this bookkeeping. */
-static int n_free_slots; /* zeroed entries below n_children */
-
-void om_child_track(pid_t pid)
-{
-    if (n_free_slots > 0)
-        for (int i = 0; i < n_children; i++)
-            if (children[i] == 0) {
-                children[i] = pid;
-                n_free_slots--;
-                return;
-            }
-    if (n_children < MAX_CHILDREN)
-        children[n_children++] = pid;
-}
-
-void om_child_untrack(pid_t pid)
-{
-    for (int i = n_children - 1; i >= 0; i--) /* newest first: LIFO teardown is O(1) */
-        if (children[i] == pid) {
-            children[i] = 0;
-            n_free_slots++;
-            break;
-        }
-    while (n_children > 0 && children[n_children - 1] == 0) {
-        n_children--;
-        n_free_slots--;
-    }
-}
-
-void om_child_kill(pid_t pid)
-{
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    om_child_untrack(pid);
-}
-
-static void kill_all_children(void)
-{
-    for (int i = 0; i < n_children; i++)
-        if (children[i] > 0)
-            kill(children[i], SIGKILL);
-    for (int i = 0; i < n_children; i++)
-        if (children[i] > 0)
-            while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
-                ;
-    n_children = 0;
-    n_free_slots = 0;
-}
-
-static void restore_default_signals(void)
-{
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-}
-
-pid_t om_fork(void)
-{
-    fflush(stdout);
-    fflush(stderr);
-#ifdef __linux__
-    pid_t parent = getpid();
-#endif
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* The child owns none of the parent's children or scratch directory. */
-        n_children = 0;
-        n_free_slots = 0;
-        restore_default_signals();
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) /* the parent died before prctl: PDEATHSIG won't fire */
-            _exit(1);
-#endif
-    } else if (pid > 0) {
-        om_child_track(pid);
-    }
-    return pid;
-}
 
 int om_ncpus(void)
 {
@@ -679,91 +411,6 @@ const char *om_sibling_path(const char *name)
     snprintf(path, sizeof path, "%s/%s", self, name);
     return access(path, X_OK) == 0 ? path : NULL;
 }
-
-/* ---- osmeter's own programs, through OSMETER_EXEC_WRAPPER ------------------------ */
-
-#define MAX_WRAPPER_WORDS 16
-#define MAX_OWN_ARGS 64
-static char wrapper_text[1024];
-static char *wrapper_words[MAX_WRAPPER_WORDS + 1];
-static int n_wrapper_words;
-
-/* Split once at start-up, so that a timed fork+exec does no parsing. */
-static void read_exec_wrapper(void)
-{
-    const char *w = getenv("OSMETER_EXEC_WRAPPER");
-    if (!w || !*w)
-        return;
-    if (strlen(w) >= sizeof wrapper_text) {
-        fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER is longer than %zu characters\n",
-                sizeof wrapper_text - 1);
-        om_exit(OM_BADPARAM);
-    }
-    strcpy(wrapper_text, w);
-    char *save = NULL;
-    for (char *tok = strtok_r(wrapper_text, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        if (n_wrapper_words == MAX_WRAPPER_WORDS) {
-            fprintf(stderr, "osmeter-core: OSMETER_EXEC_WRAPPER has more than %d words\n",
-                    MAX_WRAPPER_WORDS);
-            om_exit(OM_BADPARAM);
-        }
-        wrapper_words[n_wrapper_words++] = tok;
-    }
-}
-
-const char *om_exec_wrapper(void) { return n_wrapper_words ? getenv("OSMETER_EXEC_WRAPPER") : NULL; }
-
-int om_exec_own(const char *path, char *const argv[])
-{
-    if (!n_wrapper_words)
-        return execv(path, argv);
-    char *args[MAX_WRAPPER_WORDS + MAX_OWN_ARGS + 2];
-    int n = 0;
-    for (int i = 0; i < n_wrapper_words; i++)
-        args[n++] = wrapper_words[i];
-    args[n++] = (char *)path;
-    for (int i = 1; argv[0] && argv[i] && i < MAX_OWN_ARGS; i++)
-        args[n++] = argv[i];
-    args[n] = NULL;
-    return execvp(args[0], args);
-}
-
-/* Appends s to buf as one /bin/sh word in single quotes; 0, or -1 when it does not fit. */
-static int shell_word(char *buf, size_t len, const char *s)
-{
-    size_t at = strlen(buf);
-    if (at + 3 >= len)
-        return -1;
-    if (at)
-        buf[at++] = ' ';
-    buf[at++] = '\'';
-    for (; *s; s++) {
-        const char *piece = *s == '\'' ? "'\\''" : NULL; /* ' becomes '\'' */
-        size_t plen = piece ? 4 : 1;
-        if (at + plen + 2 >= len)
-            return -1;
-        if (piece)
-            memcpy(buf + at, piece, plen);
-        else
-            buf[at] = *s;
-        at += plen;
-    }
-    buf[at++] = '\'';
-    buf[at] = 0;
-    return 0;
-}
-
-int om_shell_own(char *buf, size_t len, const char *path)
-{
-    if (len == 0)
-        return -1;
-    buf[0] = 0;
-    for (int i = 0; i < n_wrapper_words; i++)
-        if (shell_word(buf, len, wrapper_words[i]))
-            return -1;
-    return shell_word(buf, len, path);
-}
-
 int om_read_full(int fd, void *buf, size_t len)
 {
     char *p = buf;
@@ -807,7 +454,7 @@ static void cleanup(void)
 {
     if (getpid() != owner_pid)
         return;
-    kill_all_children();
+    om_children_kill_all();
     remove_extra_dirs();
     remove_scratch();
 }
@@ -896,7 +543,7 @@ void om_harness_init(char *argv0)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a vanished peer is an error return, not a death */
-    read_exec_wrapper();
+    om_exec_wrapper_init();
     watch_launcher();
     om_measure_timer_overhead();
 }

@@ -17,6 +17,7 @@
 #ifndef OSMETER_HARNESS_H
 #define OSMETER_HARNESS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -81,7 +82,12 @@ struct om_bench {
     om_run_fn run;
     struct om_param params[OM_MAX_PARAMS];
     struct om_metric metrics[OM_MAX_METRICS];
+    int static_core;    /* 1: runs in the statically linked twin of the core
+                           (osmeter-core-static), to measure a static program; its id ends
+                           in ".static" by convention.  Set with OM_STATIC_CORE. */
 };
+/* Last in an entry: `{"proc.fork.static", ..., {metrics}, OM_STATIC_CORE}`. */
+#define OM_STATIC_CORE 1
 
 /* ---- parameters ---------------------------------------------------------------- */
 long long om_int(struct om_ctx *ctx, const char *name);
@@ -114,40 +120,67 @@ uint64_t om_now_ns(void);          /* CLOCK_MONOTONIC */
 double om_timer_overhead_ns(void); /* cost of one om_now_ns() pair, measured at start-up */
 
 /*
- * Batched timing.  fn(arg, iters) performs `iters` operations and returns any value
- * derived from their results (it is folded into a sink the compiler cannot see through).
- * om_calibrate() doubles the count until one batch takes at least batch_ms (bounded in
- * time); om_time_batch() times one batch and returns ns per operation with the timer
- * overhead subtracted.
+ * Timed loops.  A batch function fn(arg, iters) performs `iters` operations and returns
+ * any value derived from their results (it is folded into a sink the compiler cannot
+ * see through).  Every family's timed loops run through om_measure_batches(), which
+ * calibrates the batch size (doubling until a batch takes a tenth of the batch_ms
+ * parameter, then scaling once, bounded in time), warms up with one batch, times the
+ * `samples` parameter's batches with the timer overhead subtracted, and emits what the
+ * description asks for.  A benchmark using it declares the int parameters "samples" and
+ * "batch_ms" (OM_BATCH_PARAMS does; batch_ms not when .iters is fixed).
  */
 typedef uint64_t (*om_batch_fn)(void *arg, uint64_t iters);
-uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batch_ms);
-double om_time_batch(om_batch_fn fn, void *arg, uint64_t iters);
-/*
- * The usual case: calibrate to the `batch_ms` parameter, warm up with one batch, then
- * emit `samples` samples of (ns per operation × scale) under `metric`.  The benchmark
- * must declare the int parameters "samples" and "batch_ms" (OM_BATCH_PARAMS does).
- */
+
+/* Where a batch function records that an operation failed, with om_record_fault(f,
+ * errno, "what failed") (err 0 where no errno applies); the first failure counts. */
+struct om_fault {
+    int err;          /* errno value of the failed call, or 0 */
+    const char *what; /* the operation that failed ("fork", "create"), NULL: none */
+};
+void om_record_fault(struct om_fault *f, int err, const char *what);
+#define om_faulted(f) ((f)->err != 0 || (f)->what != NULL)
+
+#define OM_MEASURE_ALSO 3
+/* What to emit from each timed batch; zeroed fields take the defaults. */
+struct om_measure {
+    const char *metric; /* gets ns per operation x scale, or rate / ns per operation */
+    long long x;        /* the x of a sweep metric (ignored for point metrics) */
+    double scale;       /* 0: 1 */
+    double rate;        /* non-zero: emit rate / (ns per operation), e.g. 1e9 for
+                           operations per second */
+    uint64_t iters;     /* operations per batch; 0: calibrated to batch_ms */
+    int warmed_up;      /* no warm-up batch: the caller has warmed up (calibration does) */
+    int self_timed;     /* fn times the part of each operation that counts (om_now_ns()
+                           around it, clean-up outside) and returns the summed ns;
+                           calibration then uses the wall time of the whole call */
+    struct om_fault *fault; /* the loop's failure record: nothing is emitted and the
+                               routine fails with "what: fault" once it is set */
+    const char *what;   /* what the loop does, for that message */
+    const char *note;   /* key of the note with the batch size; NULL: iterations_per_batch,
+                           "": none */
+    const char *label;  /* prefix of that note's value for a sweep ("n=4"), or NULL */
+    void (*before)(void *arg); /* untimed, before each timed batch: reset per-batch state */
+    /* Further metrics from the same batch, worked out (untimed) after it: also_fn fills
+     * values[i] for also[i] from the batch's ns per operation (or its own state). */
+    const char *also[OM_MEASURE_ALSO];
+    void (*also_fn)(void *arg, double ns_per_op, uint64_t iters, double *values);
+};
+/* Calibrate, warm up, time `samples` batches and emit them as described.  No sample is
+ * emitted unless every batch succeeded; a batch that took no measurable time fails. */
+int om_measure_batches(struct om_ctx *ctx, om_batch_fn fn, void *arg, const struct om_measure *m);
+/* The usual case: ns per operation x scale under `metric`. */
 int om_measure(struct om_ctx *ctx, const char *metric, om_batch_fn fn, void *arg, double scale);
 #define OM_BATCH_PARAMS                                                                   \
     {"samples", OM_INT, "10", "5", "2", 1, 100000, NULL,                                  \
      "batches timed in each process; each is one sample"},                                \
     {"batch_ms", OM_INT, "20", "10", "2", 1, 10000, NULL,                                 \
      "minimum duration of one timed batch (calibrated), ms"}
+/* The pieces, for a loop timed beside another one (ctx.pipe_pingpong): the batch size
+ * for batch_ms, and one batch's ns per operation with the timer overhead subtracted. */
+uint64_t om_calibrate(struct om_ctx *ctx, om_batch_fn fn, void *arg, double batch_ms);
+double om_time_batch(om_batch_fn fn, void *arg, uint64_t iters);
 
 void om_consume(uint64_t v); /* keep a result alive */
-
-/*
- * Self-timed batches, for operations whose clean-up must stay outside the measurement
- * (reaping a child, say): fn(arg, iters) performs `iters` operations, times the part
- * that counts around each one with om_now_ns(), and returns the summed ns, or 0 when an
- * operation failed: then OM_FAILED is returned without a message, for the caller to say
- * what failed.  Calibration uses the wall time of the whole call.  Emits `samples`
- * samples of ns/op × scale.
- */
-typedef uint64_t (*om_timed_fn)(void *arg, uint64_t iters);
-int om_measure_self_timed(struct om_ctx *ctx, const char *metric, om_timed_fn fn, void *arg,
-                          double scale);
 
 /* Cycle counter for timing single operations (scalability curves).  om_cycles_init()
  * calibrates it against CLOCK_MONOTONIC and records the rate in a note; where the CPU
@@ -164,6 +197,13 @@ void om_child_untrack(pid_t pid);
 pid_t om_fork(void);
 /* Kill (SIGKILL) and reap one tracked child. */
 void om_child_kill(pid_t pid);
+/* Has this tracked child exited?  1 (reaped and untracked; *status, may be NULL, gets
+ * its wait status), or 0 while it runs. */
+int om_child_exited(pid_t pid, int *status);
+/* Reap a child that should be ending: wait up to ms milliseconds (ms < 0: as long as it
+ * takes), then kill it.  0 when it exited by itself (*status as above), -1 when it had
+ * to be killed or could not be waited for.  Untracked either way. */
+int om_child_reap(pid_t pid, int ms, int *status);
 /*
  * Placement: which CPUs a benchmark's processes and threads run on, one rule for every
  * family, from the benchmark's "pin" parameter (OM_PIN_PARAM, or same|split|none):
@@ -215,6 +255,12 @@ const char *om_sibling_path(const char *name);
 const char *om_exec_wrapper(void);
 int om_exec_own(const char *path, char *const argv[]);
 int om_shell_own(char *buf, size_t len, const char *path);
+
+/* ---- limits --------------------------------------------------------------------- */
+/* Raise the soft limit of `resource` (RLIMIT_NOFILE, RLIMIT_NPROC, ...) to the hard
+ * limit where allowed; returns the soft limit now in force, OM_UNLIMITED for none. */
+#define OM_UNLIMITED LLONG_MAX
+long long om_raise_limit(int resource);
 
 /* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
 int om_read_full(int fd, void *buf, size_t len);

@@ -1,4 +1,8 @@
-/* Harness internals shared by harness.c and main.c; families never need these. */
+/*
+ * Harness internals: shared by the harness's own files (harness.c, measure.c,
+ * children.c) and the command lines (main.c, serve_main.c).  Benchmark families,
+ * servers and libraries use harness.h only.
+ */
 #ifndef OSMETER_INTERNAL_H
 #define OSMETER_INTERNAL_H
 
@@ -18,5 +22,15 @@ void om_exit(int code) __attribute__((noreturn));
 void om_json_string(FILE *f, const char *s);
 int om_parse_int(const char *s, long long *out);
 int om_check_value(const struct om_param *p, const char *v, char *err, size_t errlen);
+const struct om_metric *om_find_metric(const struct om_bench *b, const char *name);
+
+/* The servers' command lines (serve_main.c): argv[0] is "serve"; httpd's has no argv[0]. */
+int om_serve_main(int argc, char **argv);
+int om_httpd_main(int argc, char **argv);
+
+/* Start-up and clean-up steps of om_harness_init() and the exit handler. */
+void om_measure_timer_overhead(void);
+void om_exec_wrapper_init(void);
+void om_children_kill_all(void);
 
 #endif

@@ -1,4 +1,5 @@
-/* osmeter-core: `list`, `run ID [key=value ...]`, `version`.  See docs/protocol.md. */
+/* osmeter-core: `list`, `run ID [key=value ...]`, `check`, `version`; `serve` and `httpd`
+ * are in serve_main.c.  See docs/protocol.md. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -19,8 +20,6 @@
 
 #include "internal.h"
 #include "buildinfo.h"
-#include "peer.h"
-#include "httpd.h"
 
 static const struct om_bench *find_bench(const char *id)
 {
@@ -170,9 +169,8 @@ static int cmd_run(int argc, char **argv, int check_only)
                            "");
 
     /* Benchmarks of a statically linked program run in the static build of the core. */
-    size_t idlen = strlen(b->id);
     int static_exec_errno = 0; /* the static build exists but could not be started */
-    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static() && !check_only) {
+    if (b->static_core && !om_is_static() && !check_only) {
         const char *stat = om_sibling_path("osmeter-core-static");
         if (stat) {
             char *args[OM_MAX_PARAMS + 8];
@@ -263,7 +261,7 @@ static int cmd_run(int argc, char **argv, int check_only)
 
     uint64_t t0 = om_now_ns();
     int rc;
-    if (idlen > 7 && strcmp(b->id + idlen - 7, ".static") == 0 && !om_is_static())
+    if (b->static_core && !om_is_static())
         rc = static_exec_errno
                  ? om_skip(&ctx, "cannot start osmeter-core-static: %s%s",
                            strerror(static_exec_errno),
@@ -300,9 +298,9 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "check") == 0)
         return cmd_run(argc - 2, argv + 2, 1);
     if (argc >= 2 && strcmp(argv[1], "serve") == 0) /* the far end of the net benchmarks */
-        return om_peer_main(argc - 1, argv + 1);
+        return om_serve_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
-        return httpd_main(argc - 2, argv + 2);
+        return om_httpd_main(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");

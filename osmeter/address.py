@@ -1,7 +1,7 @@
 """HOST[:PORT] as the core reads it (--peer, serve --listen), checked before anything runs.
 
-The forms are the core's (split_host_port in core/peer.c): HOST, HOST:PORT, [IPV6]:PORT,
-[IPV6] and a bare IPv6 address.  HOST is a numeric address or a well-formed host name;
+The forms are the core's (om_peer_parse_address in core/servers/peer_protocol.c): HOST,
+HOST:PORT, [IPV6]:PORT, [IPV6] and a bare IPv6 address.  HOST is a numeric address or a well-formed host name;
 nothing is resolved here: the core does that when it connects or listens.
 """
 from __future__ import annotations

@@ -186,7 +186,7 @@ def check_dir(path: str, need_bytes: int = 0) -> str | None:
         return "%s: on a read-only file system" % path
     if not os.access(path, os.W_OK | os.X_OK):
         return "%s: not writable" % path
-    # The same margin as the core (core/bench/fs.c: fs_workdir).
+    # The same margin as the core (core/lib/workdir.c: fs_workdir).
     need = need_bytes * 1.1 + 256 * 1024
     free = sv.f_bavail * sv.f_frsize
     if need > free:

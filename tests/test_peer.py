@@ -261,6 +261,20 @@ def test_session_byte_limit(server):
     still_serves(port)
 
 
+def test_a_loop_that_fails_half_way_reports_no_sample(server):
+    """The far end's byte limit ends the echo some thousand round trips in, after the
+    calibration (batches of 1 ms) and while the 2000 timed batches run: the benchmark
+    fails and emits not one sample (the harness keeps them until every batch succeeded)."""
+    _, port = server("--max-bytes", "40000")
+    inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port,
+                                                 "samples": "2000", "batch_ms": "1"},
+                          preset="smoke", env={"OSMETER_PEER_SECRET": SECRET}, timeout=120)
+    assert inv.status == "failed" and "round trip failed" in inv.reason, inv.reason
+    assert int(inv.notes["iterations_per_batch"]) >= 1   # calibration went through
+    assert not inv.samples
+    still_serves(port)
+
+
 def test_session_time_limit(server):
     _, port = server("--max-seconds", "1")
     with connect(port) as s:

@@ -1,6 +1,6 @@
 /*
  * Application tests after Camacho (2006), Tests 1 and 3: what people actually do, timed
- * as whole processes with the machinery of cmd.c (wall clock, CPU time, peak memory):
+ * as whole processes with core/lib/program.c (wall clock, CPU time, peak memory):
  *
  *   app.start.*          start-up of programs that are installed (a shell, interpreters,
  *                        an editor in batch mode);
@@ -24,14 +24,14 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "cmd.h"
+#include "../lib/program.h"
 
 #define GEN_TIMEOUT_S 1800.0 /* generating an input (a long video at the study's size) */
 
 /* The program's full path, or NULL after noting nothing: the caller skips. */
 static const char *find(const char *name, char *buf, size_t len)
 {
-    return cmd_find_program(name, buf, len);
+    return prog_find(name, buf, len);
 }
 
 /* Records the first line of `prog flag` (its version) as a note. */
@@ -39,7 +39,7 @@ static void note_version(struct om_ctx *ctx, const char *prog, const char *flag)
 {
     char out[512];
     char *argv[] = {(char *)prog, (char *)flag, NULL};
-    cmd_capture(argv, out, sizeof out, 30);
+    prog_capture(argv, out, sizeof out, 30);
     out[strcspn(out, "\n")] = 0;
     om_note(ctx, "version", "%s", *out ? out : "(no version output)");
 }
@@ -50,15 +50,15 @@ static void note_version(struct om_ctx *ctx, const char *prog, const char *flag)
  */
 static int time_program(struct om_ctx *ctx, char *const *argv, double timeout_s, int cpu_metric)
 {
-    struct cmd_spec spec = {argv, NULL, timeout_s};
+    struct prog_spec spec = {.argv = argv, .timeout_s = timeout_s};
     long long warmup = om_int(ctx, "warmup"), samples = om_int(ctx, "samples");
     char why[512];
     for (long long i = 0; i < warmup + samples; i++) {
-        struct cmd_result res;
-        if (cmd_run_once(&spec, &res))
+        struct prog_result res;
+        if (prog_run(&spec, &res))
             return om_fail(ctx, "cannot start %s: %s", argv[0], strerror(errno));
-        if (!cmd_succeeded(&res)) {
-            cmd_describe_failure(&res, timeout_s, why, sizeof why);
+        if (!prog_succeeded(&res)) {
+            prog_describe_failure(&res, timeout_s, why, sizeof why);
             return om_fail(ctx, "%s %s", argv[0], why);
         }
         if (i < warmup)
@@ -78,25 +78,17 @@ static int generate(struct om_ctx *ctx, char *const *argv, const char *what)
 {
     char log[4096 + 16], why[512];
     snprintf(log, sizeof log, "%s/generate.log", om_scratch_dir());
-    struct cmd_spec spec = {argv, log, GEN_TIMEOUT_S};
-    struct cmd_result res;
-    if (cmd_run_once(&spec, &res))
+    struct prog_spec spec = {.argv = argv, .out_path = log, .timeout_s = GEN_TIMEOUT_S};
+    struct prog_result res;
+    if (prog_run(&spec, &res))
         return om_fail(ctx, "cannot start %s: %s", argv[0], strerror(errno));
-    if (cmd_succeeded(&res)) {
+    if (prog_succeeded(&res)) {
         unlink(log);
         return OM_OK;
     }
-    cmd_describe_failure(&res, GEN_TIMEOUT_S, why, sizeof why);
-    char tail[300] = "";
-    FILE *f = fopen(log, "r");
-    if (f) {
-        char line[300];
-        while (fgets(line, sizeof line, f))
-            if (line[0] != '\n')
-                snprintf(tail, sizeof tail, "%s", line);
-        fclose(f);
-        tail[strcspn(tail, "\n")] = 0;
-    }
+    prog_describe_failure(&res, GEN_TIMEOUT_S, why, sizeof why);
+    char tail[300];
+    prog_last_line(log, tail, sizeof tail);
     unlink(log);
     return om_fail(ctx, "generating %s: %s %s%s%s", what, argv[0], why, *tail ? ": " : "", tail);
 }
@@ -239,7 +231,7 @@ static int find_imagemagick(char *tool, size_t len, char *stand_in, size_t slen)
             if (access(cand, X_OK))
                 continue;
             char *argv[] = {cand, "-version", NULL};
-            if (cmd_capture(argv, out, sizeof out, 30) == 0 && strstr(out, "ImageMagick")) {
+            if (prog_capture(argv, out, sizeof out, 30) == 0 && strstr(out, "ImageMagick")) {
                 if (!is_script(cand)) {
                     snprintf(tool, len, "%s", cand);
                     return 0;
@@ -387,14 +379,14 @@ static int run_audio_play(struct om_ctx *ctx)
         char count[32];
         snprintf(count, sizeof count, "%lld", counts[c]);
         char *argv[] = {"/bin/sh", "-c", (char *)script, "sh", count, audio, NULL};
-        struct cmd_spec spec = {argv, NULL, (double)seconds * 4 + 120};
+        struct prog_spec spec = {.argv = argv, .timeout_s = (double)seconds * 4 + 120};
         char why[512];
         for (long long i = 0; i < warmup + samples; i++) {
-            struct cmd_result res;
-            if (cmd_run_once(&spec, &res))
+            struct prog_result res;
+            if (prog_run(&spec, &res))
                 return om_fail(ctx, "cannot start /bin/sh: %s", strerror(errno));
-            if (!cmd_succeeded(&res)) {
-                cmd_describe_failure(&res, spec.timeout_s, why, sizeof why);
+            if (!prog_succeeded(&res)) {
+                prog_describe_failure(&res, spec.timeout_s, why, sizeof why);
                 return om_fail(ctx, "%lld players: a decoder failed: %s", counts[c], why);
             }
             if (i >= warmup && res.wall_ns > 0)

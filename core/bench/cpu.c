@@ -49,18 +49,8 @@ static int run_integer(struct om_ctx *ctx)
     struct int_state st;
     memset(&st, 0, sizeof st);
     om_note(ctx, "ops_per_iteration", "%d", OPS_PER_ITER);
-    uint64_t iters = om_calibrate(ctx, loop_integer, &st, (double)om_int(ctx, "batch_ms"));
-    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-    (void)om_time_batch(loop_integer, &st, iters); /* warm-up */
-    long long samples = om_int(ctx, "samples");
-    for (long long s = 0; s < samples; s++) {
-        double ns_per_iter = om_time_batch(loop_integer, &st, iters);
-        if (!(ns_per_iter > 0))
-            return om_fail(ctx, "timed batch took no measurable time (%g ns per iteration)",
-                           ns_per_iter);
-        om_sample(ctx, "rate", OM_NO_X, OPS_PER_ITER * 1e3 / ns_per_iter);
-    }
-    return OM_OK;
+    struct om_measure m = {.metric = "rate", .rate = OPS_PER_ITER * 1e3}; /* Mops/s */
+    return om_measure_batches(ctx, loop_integer, &st, &m);
 }
 
 const struct om_bench om_family_cpu[] = {

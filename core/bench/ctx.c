@@ -105,20 +105,8 @@ static void teardown(struct token_path *t)
     for (int i = 0; t->fds && i < t->nfds; i++)
         if (t->fds[i] >= 0)
             close(t->fds[i]);
-    for (int i = 0; i < t->npids; i++) {
-        /* End of file has been sent; give each child a moment, then insist. */
-        int status;
-        for (int tries = 0; tries < 200; tries++) {
-            if (waitpid(t->pids[i], &status, WNOHANG) == t->pids[i])
-                break;
-            if (tries == 199) {
-                om_child_kill(t->pids[i]);
-                break;
-            }
-            usleep(5000);
-        }
-        om_child_untrack(t->pids[i]);
-    }
+    for (int i = 0; i < t->npids; i++) /* end of file has been sent: a moment, then insist */
+        om_child_reap(t->pids[i], 1000, NULL);
     free(t->pids);
     free(t->fds);
 }
@@ -236,41 +224,54 @@ static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
     return keep_parent_ends(ctx, t, "along the chain");
 }
 
+/* The ping-pong and, timed right after each of its batches, the same-process pipe. */
+struct pingpong {
+    struct token_path t;
+    int self[2];
+    uint64_t self_iters;
+};
+
+static uint64_t loop_pingpong(void *arg, uint64_t n)
+{
+    return loop_token(&((struct pingpong *)arg)->t, n);
+}
+
+static void with_pipe_self(void *arg, double round_trip, uint64_t iters, double *values)
+{
+    struct pingpong *pp = arg;
+    (void)iters;
+    /* Interleaved with the ping-pong so both see the same machine state. */
+    double pipe_self = om_time_batch(loop_self, pp->self, pp->self_iters);
+    values[0] = round_trip / 2;
+    values[1] = pipe_self;
+    /* A round trip is 2 switches + 2 writes + 2 reads = 2 switches + 2 x pipe_self. */
+    values[2] = (round_trip - 2 * pipe_self) / 2;
+}
+
 /* Two processes: round trip, per switch, and the switch with the pipe overhead removed. */
 static int run_pingpong(struct om_ctx *ctx)
 {
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
-    struct token_path t;
-    if ((rc = build_ring(ctx, 2, &t))) {
-        teardown(&t);
+    struct pingpong pp;
+    if ((rc = build_ring(ctx, 2, &pp.t))) {
+        teardown(&pp.t);
         return rc;
     }
-    int self[2];
-    if (pipe(self)) {
-        teardown(&t);
+    if (pipe(pp.self)) {
+        teardown(&pp.t);
         return om_fail(ctx, "pipe: %s", strerror(errno));
     }
-    double batch_ms = (double)om_int(ctx, "batch_ms");
-    uint64_t iters = om_calibrate(ctx, loop_token, &t, batch_ms);
-    uint64_t self_iters = om_calibrate(ctx, loop_self, self, batch_ms);
-    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-    om_time_batch(loop_token, &t, iters);
-    for (long long i = 0; i < om_int(ctx, "samples"); i++) {
-        double round_trip = om_time_batch(loop_token, &t, iters);
-        /* Interleaved with the ping-pong so both see the same machine state. */
-        double pipe_self = om_time_batch(loop_self, self, self_iters);
-        om_sample(ctx, "round_trip", OM_NO_X, round_trip);
-        om_sample(ctx, "per_switch", OM_NO_X, round_trip / 2);
-        om_sample(ctx, "pipe_self", OM_NO_X, pipe_self);
-        /* A round trip is 2 switches + 2 writes + 2 reads = 2 switches + 2 x pipe_self. */
-        om_sample(ctx, "switch_minus_pipe", OM_NO_X, (round_trip - 2 * pipe_self) / 2);
-    }
-    close(self[0]);
-    close(self[1]);
-    teardown(&t);
-    return OM_OK;
+    pp.self_iters = om_calibrate(ctx, loop_self, pp.self, (double)om_int(ctx, "batch_ms"));
+    struct om_measure m = {.metric = "round_trip",
+                           .also = {"per_switch", "pipe_self", "switch_minus_pipe"},
+                           .also_fn = with_pipe_self};
+    rc = om_measure_batches(ctx, loop_pingpong, &pp, &m);
+    close(pp.self[0]);
+    close(pp.self[1]);
+    teardown(&pp.t);
+    return rc;
 }
 
 /* Sweep over the number of processes for a ring or a chain.  The limits end the curve:
@@ -282,8 +283,11 @@ static int run_sweep(struct om_ctx *ctx, int chain)
         return rc;
     long long ns[OM_MAX_LIST];
     int count = om_list(ctx, "n", ns);
-    double batch_ms = (double)om_int(ctx, "batch_ms");
     char why[256];
+    om_raise_limit(RLIMIT_NOFILE); /* the curve ends at the hard limits, not the soft ones */
+#ifdef RLIMIT_NPROC
+    om_raise_limit(RLIMIT_NPROC);
+#endif
     for (int k = 0; k < count; k++) {
         if (over_limit(ns[k], chain ? 4 : 2, why, sizeof why)) {
             if (k == 0)
@@ -297,12 +301,14 @@ static int run_sweep(struct om_ctx *ctx, int chain)
             teardown(&t);
             return rc;
         }
-        uint64_t iters = om_calibrate(ctx, loop_token, &t, batch_ms);
-        om_note(ctx, "iterations_per_batch", "n=%lld: %llu", ns[k], (unsigned long long)iters);
-        om_time_batch(loop_token, &t, iters);
-        for (long long i = 0; i < om_int(ctx, "samples"); i++)
-            om_sample(ctx, "per_switch", ns[k], om_time_batch(loop_token, &t, iters) / t.hops);
+        char label[32];
+        snprintf(label, sizeof label, "n=%lld", ns[k]);
+        struct om_measure m = {.metric = "per_switch", .x = ns[k], .scale = 1.0 / t.hops,
+                               .label = label};
+        rc = om_measure_batches(ctx, loop_token, &t, &m);
         teardown(&t);
+        if (rc)
+            return rc;
     }
     return OM_OK;
 }

@@ -9,6 +9,10 @@
  * only that file), or /proc/sys/vm/drop_caches (root, the whole machine), or O_DIRECT;
  * the `cache` parameter chooses, and a note says which was used and how many of the
  * file's pages were still resident afterwards (checked with mincore).
+ *
+ * One file, though long: bonnie and the fragmentation experiment share the cache modes,
+ * and all three parts the working directory (lib/workdir.c) and the page cache
+ * (lib/pagecache.c); what is shared with other families lives in those libraries.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,175 +25,22 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
-#include <sys/vfs.h>
 #if __has_include(<linux/fiemap.h>) /* absent without the kernel's headers (Alpine) */
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #endif
-#elif !defined(__NetBSD__) /* the BSDs' and macOS's statfs; NetBSD has statvfs only */
-#include <sys/mount.h>
-#include <sys/param.h>
-#endif
-/* Cold caches per file need posix_fadvise (not on OpenBSD, macOS); the residency check
- * needs mincore (not on OpenBSD). */
-#ifdef POSIX_FADV_DONTNEED
-#define HAVE_FADVISE 1
-#endif
-#ifndef __OpenBSD__
-#define HAVE_MINCORE 1
 #endif
 
 #include "../harness.h"
-#include "fs.h"
+#include "../lib/memcg.h"
+#include "../lib/pagecache.h"
+#include "../lib/workdir.h"
 
 #define MB (1024.0 * 1024.0) /* bonnie and lmbench: MB = 2^20 bytes */
-
-/* ---- shared: directories, file-system type, programs ---------------------------- */
-
-const char *fs_type_name(const char *path)
-{
-#ifdef __linux__
-    static const struct {
-        unsigned long magic;
-        const char *name;
-    } types[] = {
-        {0xEF53, "ext4"},        {0x58465342, "xfs"},  {0x9123683E, "btrfs"},
-        {0x01021994, "tmpfs"},   {0x6969, "nfs"},      {0x65735546, "fuse"},
-        {0xFF534D42, "cifs"},    {0xFE534D42, "smb2"}, {0x01021997, "9p"},
-        {0x794C7630, "overlay"}, {0x2FC12FC1, "zfs"},  {0xF2F52010, "f2fs"},
-        {0x4d44, "vfat"},        {0x5346544e, "ntfs"}, {0x858458f6, "ramfs"},
-        {0x00c36400, "ceph"},    {0x6B414653, "afs"},  {0x3153464a, "jfs"},
-    };
-    struct statfs sf;
-    if (statfs(path, &sf) != 0)
-        return "unknown";
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if ((unsigned long)sf.f_type == types[i].magic)
-            return types[i].name;
-    static char hex[32];
-    snprintf(hex, sizeof hex, "magic 0x%lx", (unsigned long)sf.f_type);
-    return hex;
-#elif defined(__NetBSD__)
-    static struct statvfs sv;
-    if (statvfs(path, &sv) != 0)
-        return "unknown";
-    return sv.f_fstypename;
-#else
-    static struct statfs sf;
-    if (statfs(path, &sf) != 0)
-        return "unknown";
-    return sf.f_fstypename;
-#endif
-}
-
-int fs_workdir(struct om_ctx *ctx, long long need_bytes, char *out, size_t len)
-{
-    const char *dir = om_str(ctx, "dir");
-    const char *base = dir;
-    if (!*dir) {
-        base = om_scratch_dir();
-        if (!base)
-            return om_fail(ctx, "cannot create a scratch directory: %s", strerror(errno));
-    } else {
-        struct stat st;
-        if (stat(dir, &st) != 0)
-            return om_bad_param(ctx, "dir %s: %s", dir, strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-            return om_bad_param(ctx, "dir %s: not a directory", dir);
-        if (access(dir, W_OK | X_OK) != 0)
-            return om_bad_param(ctx, "dir %s: not writable: %s", dir, strerror(errno));
-    }
-    struct statvfs sv;
-    if (statvfs(base, &sv) != 0)
-        return om_bad_param(ctx, "dir %s: statvfs: %s", base, strerror(errno));
-    if (sv.f_flag & ST_RDONLY)
-        return om_bad_param(ctx, "dir %s: on a read-only file system", base);
-    /* Room for the data plus a margin for metadata (and never the last bytes of a disk). */
-    double need = (double)need_bytes * 1.1 + 256.0 * 1024.0;
-    double avail = (double)sv.f_bavail * (double)sv.f_frsize;
-    if (need > avail)
-        return om_bad_param(ctx, "dir %s: needs %.1f MB free, has %.1f MB", base, need / MB,
-                            avail / MB);
-    snprintf(out, len, "%s/osmeter-fs.XXXXXX", base);
-    if (!mkdtemp(out))
-        return om_fail(ctx, "cannot create a directory in %s: %s", base, strerror(errno));
-    om_remove_at_exit(out);
-    om_note(ctx, "directory", "%s", out);
-    om_note(ctx, "fs_type", "%s", fs_type_name(out));
-    om_note(ctx, "space_needed_bytes", "%lld", need_bytes);
-    return OM_OK;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st; (void)flag; (void)ftw;
-    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-int fs_remove_tree(const char *path)
-{
-    return nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS);
-}
-
-const char *fs_which(const char *name, char *out, size_t len)
-{
-    if (strchr(name, '/')) {
-        snprintf(out, len, "%s", name);
-        return access(out, X_OK) == 0 ? out : NULL;
-    }
-    const char *path = getenv("PATH");
-    char buf[8192];
-    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/bin:/bin");
-    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, len, "%s/%s", *d ? d : ".", name);
-        if (access(out, X_OK) == 0)
-            return out;
-    }
-    return NULL;
-}
-
-int fs_run_program(char *const argv[], const char *cwd, uint64_t *elapsed_ns)
-{
-    uint64_t t0 = om_now_ns();
-    pid_t pid = om_fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || chdir(cwd) != 0)
-            _exit(126);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            om_child_kill(pid);
-            return -1;
-        }
-    *elapsed_ns = om_now_ns() - t0;
-    om_child_untrack(pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-void fs_sync_fs(const char *path)
-{
-#ifdef __linux__
-    int fd = open(path, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        syncfs(fd);
-        close(fd);
-        return;
-    }
-#endif
-    (void)path;
-    sync();
-}
 
 /* ---- cold caches ------------------------------------------------------------------ */
 
@@ -218,48 +69,18 @@ static int cache_check(struct om_ctx *ctx, enum cache_mode mode, int uses_fadvis
     if (mode == CACHE_DIRECT)
         return om_skip(ctx, "cache=direct: this system has no O_DIRECT");
 #endif
-#ifndef HAVE_FADVISE
-    if (uses_fadvise)
+    if (uses_fadvise && !PAGECACHE_CAN_EVICT)
         return om_skip(ctx, "cache=%s needs posix_fadvise(POSIX_FADV_DONTNEED) to make the "
                             "file cold, and this system has none (cache=warm measures the "
                             "page cache)", om_str(ctx, "cache"));
-#endif
     return OM_OK;
 }
 
 /* Percentage of the file's pages in the page cache (mincore), or -1 if unknown. */
 static double resident_pct(const char *path)
 {
-#ifndef HAVE_MINCORE
-    (void)path;
-    return -1;
-#else
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size == 0) {
-        close(fd);
-        return -1;
-    }
-    size_t size = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t pages = (size + page - 1) / page;
-    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED)
-        return -1;
-    unsigned char *vec = malloc(pages);
-    double pct = -1;
-    if (vec && mincore(map, size, (void *)vec) == 0) {
-        size_t in = 0;
-        for (size_t i = 0; i < pages; i++)
-            in += vec[i] & 1;
-        pct = 100.0 * (double)in / (double)pages;
-    }
-    free(vec);
-    munmap(map, size);
-    return pct;
-#endif
+    double frac = pagecache_resident_path(path);
+    return frac < 0 ? -1 : 100.0 * frac;
 }
 
 /* Push the file's data to disk and out of the page cache; returns the percentage of its
@@ -268,32 +89,8 @@ static double drop_file_cache(enum cache_mode mode, const char *path)
 {
     if (mode == CACHE_WARM)
         return resident_pct(path);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-        if (fd >= 0)
-            close(fd);
+    if (pagecache_evict(path) || (mode == CACHE_DROP && pagecache_drop_all()))
         return -2;
-    }
-#ifdef HAVE_FADVISE
-    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-#else
-    int rc = ENOSYS; /* cache_check() skips these modes here */
-#endif
-    close(fd);
-    if (rc != 0) {
-        errno = rc; /* posix_fadvise returns the error instead of setting errno */
-        return -2;
-    }
-    if (mode == CACHE_DROP) {
-        sync();
-        int p = open("/proc/sys/vm/drop_caches", O_WRONLY);
-        if (p < 0 || write(p, "3", 1) != 1) {
-            if (p >= 0)
-                close(p);
-            return -2;
-        }
-        close(p);
-    }
     return resident_pct(path);
 }
 
@@ -320,27 +117,25 @@ struct crtdel {
     char *buf;
     size_t size;
     int fsync;
-    const char *failed; /* the operation that failed, or NULL */
-    int err;
+    struct om_fault fault;
 };
 
 static uint64_t loop_crtdel(void *arg, uint64_t n)
 {
     struct crtdel *c = arg;
-    for (uint64_t i = 0; i < n && !c->failed; i++) {
+    struct om_fault *f = &c->fault;
+    for (uint64_t i = 0; i < n && !om_faulted(f); i++) {
         int fd = open(c->path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-        if (fd < 0) { c->failed = "create"; break; }
-        if (c->size && om_write_full(fd, c->buf, c->size)) c->failed = "write";
-        if (c->fsync && fsync(fd)) c->failed = "fsync";
-        if (close(fd)) c->failed = "close";
-        if (c->failed) break;
-        if ((fd = open(c->path, O_RDONLY)) < 0) { c->failed = "reopen"; break; }
-        if (c->size && om_read_full(fd, c->buf, c->size)) c->failed = "read";
+        if (fd < 0) { om_record_fault(f, errno, "create"); break; }
+        if (c->size && om_write_full(fd, c->buf, c->size)) om_record_fault(f, errno, "write");
+        if (c->fsync && fsync(fd)) om_record_fault(f, errno, "fsync");
+        if (close(fd)) om_record_fault(f, errno, "close");
+        if (om_faulted(f)) break;
+        if ((fd = open(c->path, O_RDONLY)) < 0) { om_record_fault(f, errno, "reopen"); break; }
+        if (c->size && om_read_full(fd, c->buf, c->size)) om_record_fault(f, errno, "read");
         close(fd);
-        if (unlink(c->path)) c->failed = "unlink";
+        if (unlink(c->path)) om_record_fault(f, errno, "unlink");
     }
-    if (c->failed && !c->err)
-        c->err = errno;
     return c->size;
 }
 
@@ -362,33 +157,23 @@ static int run_crtdel(struct om_ctx *ctx)
     memset(c.buf, 'x', biggest ? (size_t)biggest : 1);
     const char *mode = om_str(ctx, "fsync");
     om_note(ctx, "fsync", "sequence_fsync calls fsync(fd) after writing, before the close");
-    long long samples = om_int(ctx, "samples");
-    double batch_ms = (double)om_int(ctx, "batch_ms");
-    for (int with = 0; with <= 1; with++) {
+    for (int with = 0; with <= 1 && rc == OM_OK; with++) {
         if ((with && strcmp(mode, "without") == 0) || (!with && strcmp(mode, "with") == 0))
             continue;
         const char *metric = with ? "sequence_fsync" : "sequence";
         c.fsync = with;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && rc == OM_OK; i++) {
             c.size = (size_t)sizes[i];
-            uint64_t iters = om_calibrate(ctx, loop_crtdel, &c, batch_ms);
-            om_time_batch(loop_crtdel, &c, iters); /* warm-up */
-            for (long long s = 0; s < samples && !c.failed; s++) {
-                double ns = om_time_batch(loop_crtdel, &c, iters);
-                if (!c.failed)
-                    om_sample(ctx, metric, sizes[i], ns / 1e6);
-            }
-            if (c.failed) {
-                free(c.buf);
-                return om_fail(ctx, "crtdel %s of %s (%zu bytes): %s", c.failed, c.path,
-                               c.size, strerror(c.err));
-            }
-            om_note(ctx, "iterations_per_batch", "%s %lld bytes: %llu", metric, sizes[i],
-                    (unsigned long long)iters);
+            char what[PATH_MAX + 128], label[64];
+            snprintf(what, sizeof what, "crtdel of %s (%zu bytes)", c.path, c.size);
+            snprintf(label, sizeof label, "%s %lld bytes", metric, sizes[i]);
+            struct om_measure m = {.metric = metric, .x = sizes[i], .scale = 1e-6 /* ms */,
+                                   .fault = &c.fault, .what = what, .label = label};
+            rc = om_measure_batches(ctx, loop_crtdel, &c, &m);
         }
     }
     free(c.buf);
-    return OM_OK;
+    return rc;
 }
 
 /* ---- bonnie ------------------------------------------------------------------------- */
@@ -662,170 +447,6 @@ static int run_bonnie_rewrite(struct om_ctx *ctx) { return run_bonnie(ctx, B_REW
 static int run_bonnie_read(struct om_ctx *ctx) { return run_bonnie(ctx, B_READ); }
 static int run_bonnie_seek(struct om_ctx *ctx) { return run_bonnie(ctx, B_SEEK); }
 
-/* ---- a memory-limited cgroup: the page cache of a small machine (Linux) -------------- */
-
-/*
- * Lai & Baker's machine had 32 MB and cached bonnie's file "for sizes up to 20 megabytes";
- * today's page cache is gigabytes.  A child process in a cgroup whose memory is limited
- * sees a page cache of that size: its file pages are charged to the cgroup and reclaimed
- * at the limit.  Cgroup v1's memory controller where it is mounted (a child of our own
- * cgroup there), else cgroup v2 (a sibling of our cgroup: v2 allows no processes in a
- * cgroup that has children).  Needs root or a delegated cgroup; the directory is removed
- * at the end and, when the core is killed, by the harness's exit clean-up.
- */
-struct memcg {
-    char dir[PATH_MAX];
-    char procs[PATH_MAX + 16];
-};
-
-#ifdef __linux__
-/* Whether a comma-separated list ("rw,memory") has the word "memory". */
-static int names_memory(const char *list)
-{
-    for (const char *p = list; (p = strstr(p, "memory")); p += 6)
-        if ((p == list || p[-1] == ',') && (p[6] == 0 || p[6] == ','))
-            return 1;
-    return 0;
-}
-
-/* The first line of a file for which fn(line, v2, out, len) says yes; 0 or -1. */
-static int find_line(const char *path, int (*fn)(char *, int, char *, size_t), int v2,
-                     char *out, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[4096];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        found = fn(line, v2, out, len);
-    }
-    fclose(f);
-    return found ? 0 : -1;
-}
-
-/* A /proc/self/mountinfo line of the cgroup v1 hierarchy with the memory controller
- * (v2 = 0) or of the cgroup v2 hierarchy (v2 = 1): its mount point into out. */
-static int cgroup_mount_line(char *line, int v2, char *out, size_t len)
-{
-    char mnt[PATH_MAX], type[64], opts[1024] = "";
-    char *dash = strstr(line, " - ");
-    if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-        sscanf(dash + 3, "%63s %*s %1023s", type, opts) < 1)
-        return 0;
-    if (!(v2 ? strcmp(type, "cgroup2") == 0 : strcmp(type, "cgroup") == 0 && names_memory(opts)))
-        return 0;
-    snprintf(out, len, "%s", mnt);
-    return 1;
-}
-
-/* A /proc/self/cgroup line ("id:controllers:path") of that hierarchy: its path. */
-static int own_cgroup_line(char *line, int v2, char *out, size_t len)
-{
-    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (!c2)
-        return 0;
-    *c2 = 0;
-    if (!(v2 ? strncmp(line, "0:", 2) == 0 && !c1[1] : names_memory(c1 + 1)))
-        return 0;
-    snprintf(out, len, "%s", c2 + 1);
-    return 1;
-}
-
-static int cgroup_mount(int v2, char *out, size_t len)
-{
-    return find_line("/proc/self/mountinfo", cgroup_mount_line, v2, out, len);
-}
-
-static int own_cgroup(int v2, char *out, size_t len)
-{
-    return find_line("/proc/self/cgroup", own_cgroup_line, v2, out, len);
-}
-
-static int write_text(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    int bad = om_write_full(fd, text, strlen(text));
-    return close(fd) != 0 || bad ? -1 : 0;
-}
-#endif
-
-/* Make the cgroup and limit its memory to `limit` bytes; OM_OK or om_skip/om_fail. */
-static int memcg_make(struct om_ctx *ctx, long long limit, struct memcg *cg)
-{
-#ifdef __linux__
-    char mnt[PATH_MAX], own[PATH_MAX], parent[PATH_MAX], check[2 * PATH_MAX + 64], text[64];
-    int v2 = cgroup_mount(0, mnt, sizeof mnt) != 0;
-    if (v2 && cgroup_mount(1, mnt, sizeof mnt) != 0)
-        return om_skip(ctx, "no cgroup hierarchy with the memory controller is mounted "
-                            "(mem_limit=0 runs without a limit)");
-    if (own_cgroup(v2, own, sizeof own) != 0)
-        return om_skip(ctx, "cannot tell this process's cgroup from /proc/self/cgroup");
-    snprintf(parent, sizeof parent, "%s", own);
-    if (v2) {
-        char *slash = strrchr(parent, '/');
-        if (slash && slash != parent)
-            *slash = 0;
-        else
-            snprintf(parent, sizeof parent, "/");
-        snprintf(check, sizeof check, "%s%s/cgroup.subtree_control", mnt, parent);
-        FILE *f = fopen(check, "r");
-        char ctrl[512] = "";
-        if (f) {
-            if (!fgets(ctrl, sizeof ctrl, f))
-                ctrl[0] = 0;
-            fclose(f);
-        }
-        if (!strstr(ctrl, "memory"))
-            return om_skip(ctx, "the memory controller is not enabled for child cgroups in "
-                                "%s%s (cgroup.subtree_control)", mnt, parent);
-    }
-    if (snprintf(cg->dir, sizeof cg->dir, "%s%s%sosmeter-bonnie.%d", mnt, parent,
-                 strcmp(parent, "/") == 0 ? "" : "/", (int)getpid()) >= (int)sizeof cg->dir)
-        return om_skip(ctx, "the cgroup path %s%s is too long", mnt, parent);
-    if (mkdir(cg->dir, 0755) != 0)
-        return om_skip(ctx, "cannot create the cgroup %s: %s (needs root or a delegated "
-                            "cgroup; mem_limit=0 runs without a limit)", cg->dir, strerror(errno));
-    om_remove_at_exit(cg->dir);
-    snprintf(check, sizeof check, "%s/%s", cg->dir, v2 ? "memory.max" : "memory.limit_in_bytes");
-    snprintf(text, sizeof text, "%lld", limit);
-    if (write_text(check, text) != 0) {
-        int e = errno;
-        rmdir(cg->dir);
-        return om_fail(ctx, "setting %s to %s: %s", check, text, strerror(e));
-    }
-    if (v2) { /* no swapping out of the limit either (where swap is accounted) */
-        snprintf(check, sizeof check, "%s/memory.swap.max", cg->dir);
-        if (access(check, W_OK) == 0)
-            write_text(check, "0");
-    }
-    snprintf(cg->procs, sizeof cg->procs, "%s/cgroup.procs", cg->dir);
-    om_note(ctx, "memory_limit", "%lld bytes: cgroup %s %s (file pages are charged to it "
-            "and reclaimed at the limit)", limit, v2 ? "v2" : "v1", cg->dir);
-    return OM_OK;
-#else
-    (void)limit, (void)cg;
-    return om_skip(ctx, "memory-limited cgroups are Linux-only (mem_limit=0 runs without a "
-                        "limit: the whole page cache)");
-#endif
-}
-
-/* Move the calling process into the cgroup; 0 or -1. */
-static int memcg_join(const struct memcg *cg)
-{
-#ifdef __linux__
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d", (int)getpid());
-    return write_text(cg->procs, pid);
-#else
-    (void)cg;
-    return -1;
-#endif
-}
-
 /* ---- fs.bonnie.warm: bonnie with the page cache left warm -------------------------- */
 
 /* What the measuring child reports for one file size. */
@@ -931,9 +552,7 @@ static int run_bonnie_warm(struct om_ctx *ctx)
     }
     close(pipefd[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    om_child_untrack(pid);
+    om_child_reap(pid, -1, &status);
     if (limit > 0 && rmdir(cg.dir) != 0 && errno != ENOENT)
         om_note(ctx, "warning", "could not remove the cgroup %s: %s", cg.dir, strerror(errno));
     if (error)

@@ -3,7 +3,7 @@
  * open to a server, how long until the server notices a new connection and accepts it
  * (net.http_connect), and how long it takes to answer a request on an established
  * connection (net.http_request), one point per N as N grows into the thousands.  The
- * server is osmeter's own (core/httpd.c) in a child process, with a selectable event
+ * server is osmeter's own (core/servers/httpd.c) in a child process, with a selectable event
  * mechanism; the client is this process, with blocking sockets and no event mechanism
  * of its own, so that only the server's notification can grow with N.
  *
@@ -25,6 +25,9 @@
  * Per mechanism, one id each (net.http_connect.poll, .select; the base id uses the
  * best mechanism the system has: epoll, kqueue, else poll), so a plain suite run puts
  * epoll (or kqueue) beside poll and select on the same kernel.
+ *
+ * One file, though long: the curves and the throughput share the server child and the
+ * HTTP client, which no other family needs; the server is core/servers/httpd.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -47,7 +51,8 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "../httpd.h"
+#include "../lib/ev.h"
+#include "../servers/httpd.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -79,11 +84,8 @@ static void *shared_alloc(size_t len)
  * for reuse from then on). */
 static int server_alive(struct server_child *sc)
 {
-    int st;
-    if (sc->pid > 0 && waitpid(sc->pid, &st, WNOHANG) == 0)
+    if (sc->pid > 0 && !om_child_exited(sc->pid, NULL))
         return 1;
-    if (sc->pid > 0)
-        om_child_untrack(sc->pid);
     sc->pid = -1;
     return 0;
 }
@@ -325,7 +327,7 @@ static int run_curve(struct om_ctx *ctx, int time_request)
 
     /* This process holds every connection, the server one descriptor per connection:
      * both need the soft descriptor limit raised; a few stay spare for stdio and pipes. */
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     long long cap = max, limit_by_fds = nofile - 16 - 1;
     struct om_placement pl;
     int rc = om_place(ctx, 0, &pl);
@@ -530,7 +532,7 @@ static int tp_client(struct tp_shared *sh, int me, const struct sockaddr_storage
 {
     char err[256];
     size_t rlen = strlen(req);
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     struct ev *ev = ev_open(ev_best(), (int)(nofile < n + 64 ? nofile : n + 64), err, sizeof err);
     struct tconn *c = calloc((size_t)n, sizeof *c);
     int *index = ev ? malloc((size_t)ev_limit(ev) * sizeof *index) : NULL;
@@ -690,16 +692,8 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
                      interval_ms);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < started; i++) {
-        int st = 0;
-        uint64_t w0 = om_now_ns();
-        pid_t r;
-        while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 && om_now_ns() - w0 < 5000000000ULL)
-            sleep_us(1000);
-        if (r == pids[i])
-            om_child_untrack(pids[i]);
-        else
-            om_child_kill(pids[i]);
-        if (rc == OM_OK && (r != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)))
+        int st, killed = om_child_reap(pids[i], 5000, &st);
+        if (rc == OM_OK && (killed || !WIFEXITED(st) || WEXITSTATUS(st)))
             rc = om_fail(ctx, "client process failed: %s", sh->error[0] ? sh->error : "?");
     }
     munmap(sh, sizeof *sh);
@@ -756,7 +750,7 @@ static int run_throughput(struct om_ctx *ctx)
     long long interval_ms = om_int(ctx, "interval_ms");
     if (clients > conns)
         return om_bad_param(ctx, "clients (%d) must not exceed conns (%d)", clients, conns);
-    long long nofile = httpd_raise_nofile();
+    long long nofile = om_raise_limit(RLIMIT_NOFILE);
     if (conns / clients + 16 > nofile || conns + 80 > nofile)
         return om_skip(ctx, "RLIMIT_NOFILE (%lld) is too low for %d connections", nofile, conns);
     struct server_child sc;
@@ -838,7 +832,7 @@ const struct om_bench om_family_http[] = {
      "HTTP connect latency (server notices and accepts) vs idle keep-alive connections, "
      "best event mechanism",
      "VL03", "quick,full,vl03", {0.88, 0.22, 0.092}, run_connect,
-     {CURVE_PARAMS("best", HTTPD_MECHS)}, ACCEPT_METRIC},
+     {CURVE_PARAMS("best", EV_MECHS)}, ACCEPT_METRIC},
     {"net.http_connect.poll", "net.http_connect with a poll() server", "VL03 (NetBSD 1.6.1)",
      "quick,full,vl03", {9.3, 0.39, 0.096},
      run_connect, {CURVE_PARAMS("poll", "poll")}, ACCEPT_METRIC},
@@ -849,7 +843,7 @@ const struct om_bench om_family_http[] = {
      "HTTP request latency on an established connection vs idle keep-alive connections, "
      "best event mechanism",
      "VL03", "quick,full,vl03", {0.57, 0.15, 0.078}, run_request,
-     {CURVE_PARAMS("best", HTTPD_MECHS)}, REQUEST_METRIC},
+     {CURVE_PARAMS("best", EV_MECHS)}, REQUEST_METRIC},
     {"net.http_request.poll", "net.http_request with a poll() server", "VL03 (NetBSD 1.6.1)",
      "quick,full,vl03", {45.0, 0.23, 0.079},
      run_request, {CURVE_PARAMS("poll", "poll")}, REQUEST_METRIC},
@@ -859,7 +853,7 @@ const struct om_bench om_family_http[] = {
     {"net.http_throughput",
      "HTTP requests/s and MB/s for a small and a large file, many keep-alive connections",
      "osmeter", "quick,full", {12.0, 2.4, 0.61}, run_throughput,
-     {{"mech", OM_CHOICE, "best", NULL, NULL, 0, 0, HTTPD_MECHS, MECH_HELP},
+     {{"mech", OM_CHOICE, "best", NULL, NULL, 0, 0, EV_MECHS, MECH_HELP},
       {"small", OM_INT, "1k", NULL, NULL, 0, 64 * 1024 * 1024, NULL, "small file, bytes"},
       {"large", OM_INT, "1m", "256k", "64k", 0, 64 * 1024 * 1024, NULL, "large file, bytes"},
       {"conns", OM_INT, "64", "32", "8", 1, 10000, NULL, "concurrent keep-alive connections"},

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "fs.h"
+#include "../lib/program.h"
+#include "../lib/workdir.h"
 
 #define MODULES_PER_DIR 10
 #define REL_MAX 64 /* longest relative path in the tree: "lib99/doc/README" */
@@ -270,12 +271,30 @@ static long long read_all(const struct tree *t, const char *root, char *buf, siz
     return total;
 }
 
+/* Runs a system program in cwd, output to /dev/null, no time limit (a benchmark's own
+ * bound is the front-end's); its wall time in *s.  OM_OK, or om_fail naming `doing`. */
+static int run_program(struct om_ctx *ctx, char *const argv[], const char *cwd,
+                       const char *doing, double *s)
+{
+    struct prog_spec spec = {.argv = argv, .cwd = cwd};
+    struct prog_result res;
+    char why[256];
+    if (prog_run(&spec, &res))
+        return om_fail(ctx, "%s: cannot start %s: %s", doing, argv[0], strerror(errno));
+    if (!prog_succeeded(&res)) {
+        prog_describe_failure(&res, 0, why, sizeof why);
+        return om_fail(ctx, "%s: %s", doing, why);
+    }
+    *s = res.wall_ns / 1e9;
+    return OM_OK;
+}
+
 /* Compile every .c in the tree, one cc per file as make would, then link. */
 static int compile_tree(struct om_ctx *ctx, const struct tree *t, const char *root,
                         const char *cc)
 {
-    char obj[REL_MAX + 4];
-    uint64_t ns;
+    char obj[REL_MAX + 4], doing[REL_MAX + 64];
+    double s;
     char **objs = calloc((size_t)t->modules + 5, sizeof *objs) /* cc -o prog, the objects, NULL */;
     int nobj = 0, rc = OM_OK;
     if (!objs)
@@ -289,18 +308,14 @@ static int compile_tree(struct om_ctx *ctx, const struct tree *t, const char *ro
             continue;
         snprintf(obj, sizeof obj, "%.*s.o", (int)(len - 2), t->files[i]);
         char *argv[] = {(char *)cc, "-c", "-O1", "-w", "-o", obj, t->files[i], NULL};
-        int st = fs_run_program(argv, root, &ns);
-        if (st != 0)
-            rc = om_fail(ctx, "compile phase: '%s -c -O1 -w %s' exited with status %d", cc,
-                         t->files[i], st);
-        else if (!(objs[nobj++] = strdup(obj)))
+        snprintf(doing, sizeof doing, "compile phase: '%s -c -O1 -w %s'", cc, t->files[i]);
+        if ((rc = run_program(ctx, argv, root, doing, &s)) == OM_OK &&
+            !(objs[nobj++] = strdup(obj)))
             rc = om_fail(ctx, "out of memory");
     }
     if (rc == OM_OK) {
-        int st = fs_run_program(objs, root, &ns);
-        if (st != 0)
-            rc = om_fail(ctx, "compile phase: linking %d objects with %s exited with status %d",
-                         nobj - 3, cc, st);
+        snprintf(doing, sizeof doing, "compile phase: linking %d objects", nobj - 3);
+        rc = run_program(ctx, objs, root, doing, &s);
     }
     for (int i = 3; i < nobj; i++)
         free(objs[i]);
@@ -313,7 +328,7 @@ static const char *known_network_fs[] = {"nfs", "fuse", "cifs", "smb2", "9p", "c
 static int run_mab(struct om_ctx *ctx, int remote)
 {
     char ccpath[PATH_MAX];
-    const char *cc = fs_which(om_str(ctx, "cc"), ccpath, sizeof ccpath);
+    const char *cc = prog_find(om_str(ctx, "cc"), ccpath, sizeof ccpath);
     if (remote && !*om_str(ctx, "dir"))
         return om_skip(ctx, "mab.remote needs dir=PATH on a network file system "
                             "(osmeter run --dir PATH)");
@@ -416,7 +431,7 @@ static int pick_compression(struct om_ctx *ctx, const char **flag, const char **
 {
     char p[PATH_MAX];
     const char *c = om_str(ctx, "compress");
-    int bz = fs_which("bzip2", p, sizeof p) != NULL, gz = fs_which("gzip", p, sizeof p) != NULL;
+    int bz = prog_find("bzip2", p, sizeof p) != NULL, gz = prog_find("gzip", p, sizeof p) != NULL;
     if (strcmp(c, "auto") == 0)
         c = bz ? "bzip2" : gz ? "gzip" : "none";
     if ((strcmp(c, "bzip2") == 0 && !bz) || (strcmp(c, "gzip") == 0 && !gz))
@@ -433,7 +448,7 @@ static int run_vfs(struct om_ctx *ctx, enum vfs_op op)
     const char *flag = "", *suffix = "";
     int rc;
     if (op != RM_TREE) {
-        if (!fs_which("tar", tarpath, sizeof tarpath))
+        if (!prog_find("tar", tarpath, sizeof tarpath))
             return om_skip(ctx, "no tar in PATH");
         if ((rc = pick_compression(ctx, &flag, &suffix)))
             return rc;
@@ -460,11 +475,10 @@ static int run_vfs(struct om_ctx *ctx, enum vfs_op op)
     if (bad)
         return om_fail(ctx, "generating the tree in %s: %s", root, strerror(errno));
     om_note(ctx, "tree", "%d directories, %d files, %lld bytes", ndirs + 1, nfiles, bytes);
-    uint64_t ns = 0;
-    int st;
+    double s = 0;
     if (op == TAR_EXTRACT) { /* the archive to extract, and no tree */
-        if ((st = fs_run_program(create, work, &ns)) != 0)
-            return om_fail(ctx, "making the archive: tar %s exited with status %d", cflags, st);
+        if ((rc = run_program(ctx, create, work, "making the archive", &s)))
+            return rc;
         if (fs_remove_tree(root) != 0)
             return om_fail(ctx, "removing %s: %s", root, strerror(errno));
     }
@@ -472,8 +486,10 @@ static int run_vfs(struct om_ctx *ctx, enum vfs_op op)
     char *const *argv = op == TAR_CREATE ? create : op == TAR_EXTRACT ? extract : rm;
     om_note(ctx, "command", "%s %s %s (in the working directory; not verbose)", argv[0],
             argv[1], argv[2]);
-    if ((st = fs_run_program(argv, work, &ns)) != 0)
-        return om_fail(ctx, "%s %s exited with status %d", argv[0], argv[1], st);
+    char doing[64];
+    snprintf(doing, sizeof doing, "%s %s", argv[0], argv[1]);
+    if ((rc = run_program(ctx, argv, work, doing, &s)))
+        return rc;
     /* Check that the command did what we timed. */
     struct stat sb;
     char apath[2 * PATH_MAX + 64];
@@ -487,7 +503,7 @@ static int run_vfs(struct om_ctx *ctx, enum vfs_op op)
         return om_fail(ctx, "rm -fr left %s behind", root);
     if (op == TAR_CREATE)
         om_note(ctx, "archive_bytes", "%lld", (long long)sb.st_size);
-    om_sample(ctx, "time", OM_NO_X, (double)ns / 1e9);
+    om_sample(ctx, "time", OM_NO_X, s);
     return OM_OK;
 }
 
@@ -502,11 +518,11 @@ static const char *find_bonniepp(char *out, size_t len)
 {
     static const char *const sbin[] = {"/usr/sbin/bonnie++", "/usr/local/sbin/bonnie++",
                                        "/usr/pkg/sbin/bonnie++"};
-    if (fs_which("bonnie++", out, len))
+    if (prog_find("bonnie++", out, len))
         return out;
     for (size_t i = 0; i < sizeof sbin / sizeof *sbin; i++)
-        if (access(sbin[i], X_OK) == 0)
-            return snprintf(out, len, "%s", sbin[i]), out;
+        if (prog_find(sbin[i], out, len))
+            return out;
     return NULL;
 }
 
@@ -527,11 +543,10 @@ static int run_bonniepp(struct om_ctx *ctx)
     snprintf(r, sizeof r, "%lld", size_mb / 2);
     snprintf(n, sizeof n, "%lld", files);
     snprintf(u, sizeof u, "%d:%d", (int)geteuid(), (int)getegid());
-    /* Through sh only to send bonnie++'s report (it writes it to stderr) to a file, whose
-     * last line explains a failure. */
-    char *argv[20] = {"sh", "-c", "exec \"$0\" \"$@\" 2>bonnie++.report", tool, "-d", work,
-                      "-s", s, "-r", r, "-n", n, "-q"};
-    int argc = 13;
+    /* Its report (-q: the CSV on stdout, the text on stderr) goes to a file whose last
+     * line explains a failure. */
+    char *argv[20] = {tool, "-d", work, "-s", s, "-r", r, "-n", n, "-q"};
+    int argc = 10;
     if (strcmp(om_str(ctx, "fast"), "yes") == 0)
         argv[argc++] = "-f";
     if (geteuid() == 0) { /* bonnie++ refuses root without -u */
@@ -541,23 +556,21 @@ static int run_bonniepp(struct om_ctx *ctx)
     argv[argc] = NULL;
     char line[512];
     size_t used = 0;
-    for (int i = 3; i < argc && used < sizeof line; i++)
-        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i > 3 ? " " : "", argv[i]);
+    for (int i = 0; i < argc && used < sizeof line; i++)
+        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i ? " " : "", argv[i]);
     om_note(ctx, "command", "%s", line);
-    uint64_t ns;
-    int st = fs_run_program(argv, work, &ns);
-    if (st != 0) {
-        char report[PATH_MAX + 32], last[256] = "", text[256];
-        snprintf(report, sizeof report, "%s/bonnie++.report", work);
-        FILE *f = fopen(report, "r");
-        while (f && fgets(text, sizeof text, f))
-            if (text[strspn(text, " \n")])
-                snprintf(last, sizeof last, "%.*s", (int)strcspn(text, "\n"), text);
-        if (f)
-            fclose(f);
-        return om_fail(ctx, "bonnie++ exited with status %d%s%s", st, *last ? ": " : "", last);
+    char report[PATH_MAX + 32], why[256], last[256];
+    snprintf(report, sizeof report, "%s/bonnie++.report", work);
+    struct prog_spec spec = {.argv = argv, .cwd = work, .out_path = report};
+    struct prog_result res;
+    if (prog_run(&spec, &res))
+        return om_fail(ctx, "cannot start bonnie++: %s", strerror(errno));
+    if (!prog_succeeded(&res)) {
+        prog_describe_failure(&res, 0, why, sizeof why);
+        prog_last_line(report, last, sizeof last);
+        return om_fail(ctx, "bonnie++ %s%s%s", why, *last ? ": " : "", last);
     }
-    om_sample(ctx, "time", OM_NO_X, (double)ns / 1e9);
+    om_sample(ctx, "time", OM_NO_X, res.wall_ns / 1e9);
     return OM_OK;
 }
 

@@ -12,6 +12,11 @@
  * alike), so they are what their source says: two 8-byte words per iteration, 16 bytes,
  * then a byte-wise tail.  The C library is called through volatile function pointers, so
  * the calls are real calls into the library that the compiler can neither inline nor drop.
+ *
+ * One file, though long: every benchmark sizes itself by the same cache sizes and the
+ * same sizes parameter, and runs the same loop kernels over the same buffers (the
+ * page-cache reads fs.cache_read* too: their file is sized by the caches and read with
+ * mem's kernels, so they measure memory bandwidth out of the page cache).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +36,7 @@
 #endif
 
 #include "../harness.h"
+#include "../lib/pagecache.h"
 
 #define DEFAULT_LLC (64LL << 20) /* when the system does not say */
 #define LINE 64                  /* cache-line size assumed by the prefetching loops */
@@ -479,18 +485,11 @@ static uint64_t run_passes(void *arg, uint64_t passes)
 /* Time `samples` batches of passes over n bytes, each batch moving at least `total` bytes
  * (Lai & Baker moved 8 MB per size), after one untimed batch; emits MB/s at x. */
 static int measure_bandwidth(struct om_ctx *ctx, const char *metric, long long x,
-                             struct pass_arg *a, long long total, long long samples)
+                             struct pass_arg *a, long long total)
 {
-    uint64_t passes = (uint64_t)((total + (long long)a->n - 1) / (long long)a->n);
-    om_time_batch(run_passes, a, passes); /* warm-up: caches, TLB, branch predictors */
-    for (long long i = 0; i < samples; i++) {
-        double ns_per_pass = om_time_batch(run_passes, a, passes);
-        if (ns_per_pass <= 0)
-            return om_fail(ctx, "a batch of %llu passes over %zu bytes took no measurable "
-                           "time; raise total", (unsigned long long)passes, a->n);
-        om_sample(ctx, metric, x, (double)a->n / ns_per_pass * 1e3);
-    }
-    return OM_OK;
+    struct om_measure m = {.metric = metric, .x = x, .rate = (double)a->n * 1e3, .note = "",
+                           .iters = (uint64_t)((total + (long long)a->n - 1) / (long long)a->n)};
+    return om_measure_batches(ctx, run_passes, a, &m);
 }
 
 /* nbuf: 1 = one buffer (read, write, memset, memmove), 2 = a source and a destination. */
@@ -502,7 +501,7 @@ static int run_sweep(struct om_ctx *ctx, kernel_fn kernel, int nbuf)
     int n = resolve_sizes(ctx, &c, 1, 16, sizes);
     if (n < 0)
         return OM_BADPARAM;
-    long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples");
+    long long total = om_int(ctx, "total");
     size_t cap = (size_t)sizes[n - 1];
     char *src, *dst;
     int rc = alloc_pair(ctx, cap, nbuf > 1, &src, &dst);
@@ -512,7 +511,7 @@ static int run_sweep(struct om_ctx *ctx, kernel_fn kernel, int nbuf)
             "have moved, after one untimed batch", total);
     for (int i = 0; i < n && rc == OM_OK; i++) {
         struct pass_arg a = {kernel, dst, src, (size_t)sizes[i]};
-        rc = measure_bandwidth(ctx, "bandwidth", sizes[i], &a, total, samples);
+        rc = measure_bandwidth(ctx, "bandwidth", sizes[i], &a, total);
     }
     if (dst != src)
         free(dst);
@@ -582,12 +581,12 @@ static int run_bcopy(struct om_ctx *ctx)
     int rc = alloc_pair(ctx, cap, 1, &src, &dst);
     if (rc)
         return rc;
-    long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples");
+    long long total = om_int(ctx, "total");
     struct pass_arg hot = {k_bcopy, dst, src, (size_t)cached};
     struct pass_arg cold = {k_bcopy, dst, src, (size_t)uncached};
-    rc = measure_bandwidth(ctx, "cached", OM_NO_X, &hot, total, samples);
+    rc = measure_bandwidth(ctx, "cached", OM_NO_X, &hot, total);
     if (rc == OM_OK)
-        rc = measure_bandwidth(ctx, "uncached", OM_NO_X, &cold, total, samples);
+        rc = measure_bandwidth(ctx, "uncached", OM_NO_X, &cold, total);
     free(src);
     free(dst);
     return rc;
@@ -647,7 +646,6 @@ static int run_latency(struct om_ctx *ctx)
     int n = resolve_sizes(ctx, &c, 0, 2 * stride, sizes);
     if (n < 0)
         return OM_BADPARAM;
-    long long samples = om_int(ctx, "samples");
     double batch_ms = (double)om_int(ctx, "batch_ms");
     char *buf;
     int rc = alloc_buffer(ctx, (size_t)sizes[n - 1], &buf);
@@ -667,16 +665,9 @@ static int run_latency(struct om_ctx *ctx)
          * cache, as many loads as it has lines reach the steady state of misses. */
         size_t llc_lines = (size_t)(c.llc / stride);
         chase_loads(&ch, elements < llc_lines ? elements : llc_lines);
-        uint64_t loads = om_calibrate(ctx, chase_loads, &ch, batch_ms);
-        for (long long s = 0; s < samples; s++) {
-            double ns = om_time_batch(chase_loads, &ch, loads);
-            if (ns <= 0) {
-                rc = om_fail(ctx, "a batch of %llu loads took no measurable time",
-                             (unsigned long long)loads);
-                break;
-            }
-            om_sample(ctx, "latency", sizes[i], ns);
-        }
+        struct om_measure m = {.metric = "latency", .x = sizes[i], .note = "",
+                               .warmed_up = 1 /* the lap above and the calibration */};
+        rc = om_measure_batches(ctx, chase_loads, &ch, &m);
     }
     free(buf);
     return rc;
@@ -719,37 +710,12 @@ static int make_cached_file(struct om_ctx *ctx, long long size, char *path, size
     return OM_OK;
 }
 
-/* Fraction of the file's pages in the page cache, or -1 where we cannot tell. */
-static double resident_fraction(int fd, long long size)
-{
-#ifdef __linux__
-    long page = sysconf(_SC_PAGESIZE);
-    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED)
-        return -1;
-    size_t pages = (size_t)((size + page - 1) / page), in = 0;
-    unsigned char *vec = malloc(pages);
-    double frac = -1;
-    if (vec && mincore(map, (size_t)size, vec) == 0) {
-        for (size_t i = 0; i < pages; i++)
-            in += vec[i] & 1;
-        frac = (double)in / (double)pages;
-    }
-    free(vec);
-    munmap(map, (size_t)size);
-    return frac;
-#else
-    (void)fd, (void)size;
-    return -1;
-#endif
-}
-
 struct file_arg {
     int fd;
     long long size;  /* of the file */
     size_t block;    /* bytes per read() or per mapping */
     char *buf;       /* the user buffer read() fills, reused (stays in the CPU cache) */
-    const char *err; /* set when an operation failed */
+    struct om_fault fault;
 };
 
 /* One pass: read the whole file in blocks of a->block bytes. */
@@ -762,7 +728,7 @@ static uint64_t read_file_pass(void *arg, uint64_t passes)
             size_t len = a->size - off < (long long)a->block ? (size_t)(a->size - off) : a->block;
             ssize_t got = pread(a->fd, a->buf, len, (off_t)off);
             if (got != (ssize_t)len) {
-                a->err = got < 0 ? strerror(errno) : "short read";
+                om_record_fault(&a->fault, got < 0 ? errno : 0, got < 0 ? "pread" : "short read");
                 return acc;
             }
             acc += (unsigned char)a->buf[0];
@@ -780,7 +746,7 @@ static uint64_t mmap_file_pass(void *arg, uint64_t passes)
             size_t len = a->size - off < (long long)a->block ? (size_t)(a->size - off) : a->block;
             char *m = mmap(NULL, len, PROT_READ, MAP_SHARED, a->fd, (off_t)off);
             if (m == MAP_FAILED) {
-                a->err = strerror(errno);
+                om_record_fault(&a->fault, errno, "mmap");
                 return acc;
             }
             acc += k_read(NULL, m, len);
@@ -814,13 +780,12 @@ static int run_file_read(struct om_ctx *ctx, om_batch_fn pass, int page_multiple
     int fd = -1, made = make_cached_file(ctx, size, path, sizeof path, &fd);
     if (made != OM_OK)
         return made;
-    long long samples = om_int(ctx, "samples");
-    struct file_arg a = {fd, size, 0, malloc((size_t)largest), NULL};
+    struct file_arg a = {fd, size, 0, malloc((size_t)largest), {0, NULL}};
     int rc = a.buf ? OM_OK : om_fail(ctx, "cannot allocate a %lld-byte buffer", largest);
     if (rc == OM_OK) {
         a.block = (size_t)largest;
         read_file_pass(&a, 1); /* bring every page into the page cache */
-        double frac = resident_fraction(fd, size);
+        double frac = pagecache_resident(fd, size);
         if (frac >= 0)
             om_note(ctx, "resident", "%.1f%% of the file in the page cache", 100 * frac);
         if (frac >= 0 && frac < 0.99)
@@ -829,16 +794,11 @@ static int run_file_read(struct om_ctx *ctx, om_batch_fn pass, int page_multiple
     }
     for (int i = 0; i < nb && rc == OM_OK; i++) {
         a.block = (size_t)blocks[i];
-        pass(&a, 1); /* warm-up */
-        for (long long s = 0; s < samples && !a.err; s++) {
-            double ns = om_time_batch(pass, &a, 1);
-            if (!a.err && ns <= 0)
-                a.err = "a pass took no measurable time";
-            if (!a.err)
-                om_sample(ctx, "bandwidth", blocks[i], (double)size / ns * 1e3);
-        }
-        if (a.err)
-            rc = om_fail(ctx, "reading %s in %lld-byte blocks: %s", path, blocks[i], a.err);
+        char what[4200];
+        snprintf(what, sizeof what, "reading %s in %lld-byte blocks", path, blocks[i]);
+        struct om_measure m = {.metric = "bandwidth", .x = blocks[i], .iters = 1, .note = "",
+                               .rate = (double)size * 1e3, .fault = &a.fault, .what = what};
+        rc = om_measure_batches(ctx, pass, &a, &m);
     }
     free(a.buf);
     close(fd);

@@ -13,6 +13,10 @@
  * (one byte back) that it has read every byte, so nothing still sitting in socket
  * buffers is counted as delivered.  Units: Mbit/s = 10^6 bits per second throughout, so
  * pipes, UNIX sockets, TCP and UDP compare directly with each other and with iperf3.
+ *
+ * One file, though long: the UDP and TCP benchmarks share the far end (a local child or
+ * a peer, set up, called and closed the same way), and all of them the transfer and
+ * round-trip loops; the protocol itself is servers/peer_protocol.c.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,7 +37,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
-#include "../peer.h"
+#include "../servers/peer.h"
 
 #define MBIT(bytes, ns) ((double)(bytes) * 8.0 * 1e3 / (double)(ns)) /* 10^6 bit/s */
 #define IO_TIMEOUT_MS 30000   /* a stream that stalls this long has failed */
@@ -51,19 +55,6 @@
  * (least repeatable).  The harness places them (om_place); a remote far end is placed
  * by its own scheduler. */
 
-/* Wait up to ms for a child that should be exiting, then kill it. */
-static void reap_child(pid_t pid, int ms)
-{
-    for (int waited = 0; waited < ms; waited += 5) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) {
-            om_child_untrack(pid);
-            return;
-        }
-        usleep(5000);
-    }
-    om_child_kill(pid);
-}
-
 static char *alloc_buffer(size_t size)
 {
     char *buf = malloc(size);
@@ -77,39 +68,63 @@ static char *alloc_buffer(size_t size)
 /* A transfer of total bytes in chunk-sized writes; returns 0 and the elapsed ns. */
 typedef int (*xfer_fn)(void *arg, long long total, size_t chunk, uint64_t *ns);
 
-/* One warm-up transfer, then `samples` timed ones, each one sample in Mbit/s. */
-static int bandwidth(struct om_ctx *ctx, const char *metric, long long x, xfer_fn xfer,
-                     void *arg, long long total, size_t chunk, long long samples)
+struct transfers {
+    xfer_fn xfer;
+    void *arg;
+    long long total;
+    size_t chunk;
+    struct om_fault fault;
+};
+
+/* Self-timed batch of transfers: the sum of their times. */
+static uint64_t timed_transfers(void *arg, uint64_t n)
 {
-    uint64_t ns;
-    for (long long i = -1; i < samples; i++) {
-        if (xfer(arg, total, chunk, &ns))
-            return om_fail(ctx, "transfer of %lld bytes in %zu-byte writes failed: %s", total,
-                           chunk, strerror(errno));
-        if (ns == 0)
-            return om_fail(ctx, "a transfer took no measurable time");
-        if (i >= 0)
-            om_sample(ctx, metric, x, MBIT(total, ns));
+    struct transfers *t = arg;
+    uint64_t sum = 0, ns;
+    for (uint64_t i = 0; i < n && !om_faulted(&t->fault); i++) {
+        if (t->xfer(t->arg, t->total, t->chunk, &ns))
+            om_record_fault(&t->fault, errno, NULL);
+        else
+            sum += ns;
     }
-    return OM_OK;
+    return sum;
 }
 
-/* Round trips of one message; failed/err are set by the batch function when an
- * operation fails, so nothing is reported from a broken loop. */
+/* One warm-up transfer, then `samples` timed ones, each one sample in Mbit/s. */
+static int bandwidth(struct om_ctx *ctx, const char *metric, long long x, xfer_fn xfer,
+                     void *arg, long long total, size_t chunk)
+{
+    struct transfers t = {xfer, arg, total, chunk, {0, NULL}};
+    char what[128];
+    snprintf(what, sizeof what, "transfer of %lld bytes in %zu-byte writes failed", total, chunk);
+    struct om_measure m = {.metric = metric, .x = x, .iters = 1, .self_timed = 1,
+                           .rate = MBIT(total, 1), .fault = &t.fault, .what = what, .note = ""};
+    return om_measure_batches(ctx, timed_transfers, &t, &m);
+}
+
+/* Round trips of one message; the batch function records a failed one, so nothing is
+ * reported from a broken loop. */
 struct round_trip {
     int fd;
     size_t size;
     char *buf;
-    int failed, err;
+    struct om_fault fault;
 };
+
+static void round_trip_failed(struct round_trip *rt, int err)
+{
+    if (err == EAGAIN || err == EWOULDBLOCK) /* the receive timeout */
+        om_record_fault(&rt->fault, 0, "no answer in time (a datagram lost?)");
+    else
+        om_record_fault(&rt->fault, err, NULL);
+}
 
 static uint64_t rt_stream(void *arg, uint64_t n)
 {
     struct round_trip *rt = arg;
     for (uint64_t i = 0; i < n; i++)
         if (om_write_full(rt->fd, rt->buf, rt->size) || om_read_full(rt->fd, rt->buf, rt->size)) {
-            rt->failed = 1;
-            rt->err = errno ? errno : ECONNRESET;
+            round_trip_failed(rt, errno ? errno : ECONNRESET);
             return i;
         }
     return n;
@@ -122,34 +137,19 @@ static uint64_t rt_dgram(void *arg, uint64_t n)
         ssize_t s = send(rt->fd, rt->buf, rt->size, 0);
         ssize_t r = s == (ssize_t)rt->size ? recv(rt->fd, rt->buf, rt->size, 0) : -1;
         if (r != (ssize_t)rt->size) {
-            rt->failed = 1;
-            rt->err = r < 0 ? errno : EMSGSIZE;
+            round_trip_failed(rt, r < 0 ? errno : EMSGSIZE);
             return i;
         }
     }
     return n;
 }
 
-/* om_measure(), checking after every batch that no round trip failed. */
 static int measure_round_trips(struct om_ctx *ctx, om_batch_fn fn, struct round_trip *rt)
 {
-    long long samples = om_int(ctx, "samples");
-    uint64_t iters = om_calibrate(ctx, fn, rt, (double)om_int(ctx, "batch_ms"));
-    if (!rt->failed) {
-        om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-        om_time_batch(fn, rt, iters); /* warm-up */
-    }
-    for (long long i = 0; i < samples && !rt->failed; i++) {
-        double ns = om_time_batch(fn, rt, iters);
-        if (!rt->failed)
-            om_sample(ctx, "round_trip", OM_NO_X, ns);
-    }
-    if (rt->failed)
-        return om_fail(ctx, "a %zu-byte round trip failed: %s", rt->size,
-                       rt->err == EAGAIN || rt->err == EWOULDBLOCK
-                           ? "no answer in time (a datagram lost?)"
-                           : strerror(rt->err));
-    return OM_OK;
+    char what[64];
+    snprintf(what, sizeof what, "a %zu-byte round trip failed", rt->size);
+    struct om_measure m = {.metric = "round_trip", .fault = &rt->fault, .what = what};
+    return om_measure_batches(ctx, fn, rt, &m);
 }
 
 /* ---- pipes and UNIX-domain sockets (always local) ----------------------------------- */
@@ -232,7 +232,7 @@ static void local_close(struct local_pair *lp)
     close(lp->wr);
     if (lp->ack != lp->wr)
         close(lp->ack);
-    reap_child(lp->child, 2000);
+    om_child_reap(lp->child, 2000, NULL);
 }
 
 struct local_xfer {
@@ -260,7 +260,7 @@ static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const long 
     int rc = om_place(ctx, 0, &pl);
     if (rc)
         return rc;
-    long long total = om_int(ctx, "total"), samples = om_int(ctx, "samples"), maxchunk = 0;
+    long long total = om_int(ctx, "total"), maxchunk = 0;
     for (int i = 0; i < nsizes; i++)
         maxchunk = sizes[i] > maxchunk ? sizes[i] : maxchunk;
     struct local_pair lp;
@@ -270,7 +270,7 @@ static int local_bandwidth(struct om_ctx *ctx, enum local_kind kind, const long 
     if ((rc = local_open(ctx, kind, 0, &pl, &lp)) == OM_OK) {
         for (int i = 0; i < nsizes && rc == OM_OK; i++)
             rc = bandwidth(ctx, "bandwidth", sweep ? sizes[i] : OM_NO_X, local_transfer, &x,
-                           total, (size_t)sizes[i], samples);
+                           total, (size_t)sizes[i]);
         local_close(&lp);
     }
     free(x.buf);
@@ -311,7 +311,7 @@ static int run_unix_lat(struct om_ctx *ctx)
         om_sock_timeouts(rt.fd, IO_TIMEOUT_MS);
         rc = measure_round_trips(ctx, rt_stream, &rt);
         close(lp.wr); /* EOF ends the echo child */
-        reap_child(lp.child, 2000);
+        om_child_reap(lp.child, 2000, NULL);
     }
     free(rt.buf);
     return rc;
@@ -515,7 +515,7 @@ static void far_close(struct far *f)
         close(f->ctl);
     }
     if (f->child > 0)
-        reap_child(f->child, 2000);
+        om_child_reap(f->child, 2000, NULL);
 }
 
 /* Placement and the far end, for every UDP/TCP benchmark. */
@@ -582,7 +582,7 @@ static int tcp_bandwidth(struct om_ctx *ctx, int family, const long long *bufs, 
             rc = far_connect(ctx, &f, SOCK_STREAM, reply, &x.fd);
         if (rc == OM_OK) {
             rc = bandwidth(ctx, "bandwidth", sweep ? bufs[i] : OM_NO_X, tcp_transfer, &x, total,
-                           (size_t)bufs[i], samples);
+                           (size_t)bufs[i]);
             close(x.fd);
             if (rc == OM_OK)
                 rc = far_call(ctx, &f, reply, sizeof reply, NULL);

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,9 +24,8 @@
 struct proc_arg {
     int pipe_r, pipe_w;
     const char *helper;   /* program to exec */
-    const char *why;      /* what failed, when failed is set */
     char fd_arg[16];      /* the pipe's write end, as the helper's argument */
-    int failed;
+    struct om_fault fault;
 };
 
 static pid_t tracked_fork(void)
@@ -56,7 +56,7 @@ static uint64_t timed_until_report(void *arg, uint64_t n)
     struct proc_arg *a = arg;
     uint64_t total = 0;
     char c;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
+    for (uint64_t i = 0; i < n && !om_faulted(&a->fault); i++) {
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
@@ -68,20 +68,19 @@ static uint64_t timed_until_report(void *arg, uint64_t n)
             _exit(write(a->pipe_w, &c, 1) == 1 && c == 'x' ? 0 : 127);
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1) || c == 'E') {
-            a->failed = 1;
-            a->why = pid < 0 ? "fork failed" : c == 'E' ? "exec of the helper failed"
-                                                         : "no byte from the child";
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0      ? "fork"
+                            : c == 'E'   ? "exec of the helper failed"
+                                         : "no byte from the child");
             if (pid > 0)
                 reap(pid);
             break;
         }
         total += om_now_ns() - t0;
-        if (reap(pid)) {
-            a->failed = 1;
-            a->why = "the child did not exit with status 0";
-        }
+        if (reap(pid))
+            om_record_fault(&a->fault, 0, "the child did not exit with status 0");
     }
-    return a->failed ? 0 : total;
+    return total;
 }
 
 /* A child that is alive and has said so; timed: SIGTERM + wait4 until it is gone. */
@@ -90,7 +89,7 @@ static uint64_t timed_exit(void *arg, uint64_t n)
     struct proc_arg *a = arg;
     uint64_t total = 0;
     char c;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
+    for (uint64_t i = 0; i < n && !om_faulted(&a->fault); i++) {
         pid_t pid = om_fork();
         if (pid == 0) {
             c = 'x';
@@ -100,8 +99,8 @@ static uint64_t timed_exit(void *arg, uint64_t n)
                 pause();
         }
         if (pid < 0 || om_read_full(a->pipe_r, &c, 1)) {
-            a->failed = 1;
-            a->why = pid < 0 ? "fork failed" : "no byte from the child";
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork" : "no byte from the child");
             break;
         }
         int status;
@@ -113,12 +112,10 @@ static uint64_t timed_exit(void *arg, uint64_t n)
             ;
         total += om_now_ns() - t0;
         om_child_untrack(pid);
-        if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) {
-            a->failed = 1;
-            a->why = "the child did not die of SIGTERM";
-        }
+        if (got != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM)
+            om_record_fault(&a->fault, 0, "the child did not die of SIGTERM");
     }
-    return a->failed ? 0 : total;
+    return total;
 }
 
 /* The whole cycle, as lmbench and UnixBench time it: fork, (exec,) exit, wait. */
@@ -126,7 +123,7 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
 {
     struct proc_arg *a = arg;
     uint64_t total = 0;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
+    for (uint64_t i = 0; i < n && !om_faulted(&a->fault); i++) {
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
@@ -137,13 +134,14 @@ static uint64_t timed_fork_exit(void *arg, uint64_t n)
             _exit(a->helper ? 127 : 0);
         }
         if (pid < 0 || reap(pid)) {
-            a->failed = 1;
-            a->why = pid < 0 ? "fork failed" : "the child (or the helper it ran) did not exit 0";
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork"
+                                    : "the child (or the helper it ran) did not exit 0");
             break;
         }
         total += om_now_ns() - t0;
     }
-    return a->failed ? 0 : total;
+    return total;
 }
 
 /* /bin/sh -c running the helper: shell start-up, as lmbench's "lat_proc shell". */
@@ -152,13 +150,12 @@ static uint64_t timed_shell(void *arg, uint64_t n)
     struct proc_arg *a = arg;
     char cmd[8192];
     if (om_shell_own(cmd, sizeof cmd - 5, a->helper)) {
-        a->failed = 1;
-        a->why = "the helper's command line is too long for this buffer";
+        om_record_fault(&a->fault, 0, "the helper's command line is too long for this buffer");
         return 0;
     }
     strcat(cmd, " exit");
     uint64_t total = 0;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
+    for (uint64_t i = 0; i < n && !om_faulted(&a->fault); i++) {
         uint64_t t0 = om_now_ns();
         pid_t pid = tracked_fork();
         if (pid == 0) {
@@ -166,13 +163,13 @@ static uint64_t timed_shell(void *arg, uint64_t n)
             _exit(127);
         }
         if (pid < 0 || reap(pid)) {
-            a->failed = 1;
-            a->why = pid < 0 ? "fork failed" : "/bin/sh -c did not exit 0";
+            om_record_fault(&a->fault, pid < 0 ? errno : 0,
+                            pid < 0 ? "fork" : "/bin/sh -c did not exit 0");
             break;
         }
         total += om_now_ns() - t0;
     }
-    return a->failed ? 0 : total;
+    return total;
 }
 
 static int setup(struct om_ctx *ctx, struct proc_arg *a, const char *helper_name)
@@ -201,18 +198,20 @@ static int setup(struct om_ctx *ctx, struct proc_arg *a, const char *helper_name
     return OM_OK;
 }
 
-static int measure(struct om_ctx *ctx, om_timed_fn fn, const char *helper_name)
+/* fn times each operation itself (the reaping stays outside) and returns the sum. */
+static int measure(struct om_ctx *ctx, om_batch_fn fn, const char *helper_name)
 {
     struct proc_arg a;
     int rc = om_apply_placement(ctx);
     if (rc || (rc = setup(ctx, &a, helper_name)))
         return rc;
-    rc = om_measure_self_timed(ctx, "latency", fn, &a, 1);
+    char what[PATH_MAX + 64];
+    snprintf(what, sizeof what, "a child process failed%s%s%s", a.helper ? " (helper " : "",
+             a.helper ? a.helper : "", a.helper ? ")" : "");
+    struct om_measure m = {.metric = "latency", .self_timed = 1, .fault = &a.fault, .what = what};
+    rc = om_measure_batches(ctx, fn, &a, &m);
     close(a.pipe_r);
     close(a.pipe_w);
-    if (a.failed)
-        return om_fail(ctx, "a child process failed: %s%s%s", a.why, a.helper ? "; helper " : "",
-                       a.helper ? a.helper : "");
     return rc;
 }
 
@@ -258,20 +257,23 @@ const struct om_bench om_family_proc[] = {
      PROC_PARAMS, LAT("fork until the parent has read the child's byte (reap not timed)")},
     {"proc.fork.static", "process creation by a statically linked program", "MG05 T1",
      "quick,full,mg05", {0.14, 0.12, 0.021}, run_fork, PROC_PARAMS,
-     LAT("fork until the parent has read the child's byte (reap not timed)")},
+     LAT("fork until the parent has read the child's byte (reap not timed)"),
+     OM_STATIC_CORE},
     {"proc.exit.dynamic", "process termination: SIGTERM + wait4 of a live child (dynamic)",
      "MG05 T1", "quick,full,mg05", {0.61, 0.26, 0.019}, run_exit, PROC_PARAMS,
      LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)")},
     {"proc.exit.static", "process termination: SIGTERM + wait4 of a live child (static)",
      "MG05 T1", "quick,full,mg05", {0.82, 0.21, 0.016}, run_exit, PROC_PARAMS,
-     LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)")},
+     LAT("kill(SIGTERM) until wait4 returns (the child's creation not timed)"),
+     OM_STATIC_CORE},
     {"proc.exec.dynamic", "program load: fork + exec of a dynamically linked helper until it "
      "reports", "MG05 T1", "quick,full,mg05,cc06", {0.69, 0.12, 0.015},
      run_exec_dynamic, PROC_PARAMS,
      LAT("fork+exec until the new program has written its byte (reap not timed)")},
     {"proc.exec.static", "program load: fork + exec of a statically linked helper until it "
      "reports", "MG05 T1", "quick,full,mg05", {0.41, 0.14, 0.018}, run_exec_static, PROC_PARAMS,
-     LAT("fork+exec until the new program has written its byte (reap not timed)")},
+     LAT("fork+exec until the new program has written its byte (reap not timed)"),
+     OM_STATIC_CORE},
     {"proc.fork_exit", "fork + child exit + wait (lmbench lat_proc fork)", "lmbench",
      "quick,full", {0.59, 0.14, 0.017}, run_fork_exit, PROC_PARAMS, LAT("the whole cycle")},
     {"proc.fork_exec_exit", "fork + exec of a helper that exits + wait (lmbench lat_proc exec)",

@@ -10,6 +10,10 @@
  * Every thread a benchmark starts is joined before it returns, also when something
  * fails half-way: threads wait at a start gate until all their peers exist, so an
  * abort can always release and join the ones already made.
+ *
+ * One file, though long: every benchmark here leans on the same machinery (the start
+ * gate, creating and joining all or none, the limit that stopped a creation, the check
+ * that no thread outlives its benchmark), which belongs to no other family.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -184,37 +188,21 @@ static int create_all(pthread_t *threads, long n, const pthread_attr_t *attr,
 
 static void gate_abort(void *g) { gate_release(g, 1); }
 
-/*
- * om_measure() for operations that can fail in the timed loop: the loop records the
- * first error in *err, and no sample is emitted unless every batch succeeded.  When
- * `half` names a metric, each batch also gives it half the value (per switch of a
- * round trip).
- */
-static int measure_checked(struct om_ctx *ctx, const char *metric, const char *half,
-                           om_batch_fn fn, void *arg, const int *err, const char *what)
+/* Batches of an operation that can fail in the timed loop (the loop records the first
+ * error in *fault); `half`, when given, gets half of each value (per switch of a round
+ * trip). */
+static void half_of(void *arg, double ns_per_op, uint64_t iters, double *values)
 {
-    long long samples = om_int(ctx, "samples");
-    uint64_t iters = om_calibrate(ctx, fn, arg, (double)om_int(ctx, "batch_ms"));
-    if (*err)
-        return om_fail(ctx, "%s: %s", what, strerror(*err));
-    om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-    om_time_batch(fn, arg, iters); /* warm-up */
-    double *values = malloc(sizeof *values * (size_t)samples);
-    if (!values)
-        return om_fail(ctx, "out of memory for %lld samples", samples);
-    for (long long i = 0; i < samples && !*err; i++)
-        values[i] = om_time_batch(fn, arg, iters);
-    if (*err) {
-        free(values);
-        return om_fail(ctx, "%s: %s", what, strerror(*err));
-    }
-    for (long long i = 0; i < samples; i++) {
-        om_sample(ctx, metric, OM_NO_X, values[i]);
-        if (half)
-            om_sample(ctx, half, OM_NO_X, values[i] / 2);
-    }
-    free(values);
-    return OM_OK;
+    (void)arg, (void)iters;
+    values[0] = ns_per_op / 2;
+}
+
+static int measure_checked(struct om_ctx *ctx, const char *metric, const char *half,
+                           om_batch_fn fn, void *arg, struct om_fault *fault, const char *what)
+{
+    struct om_measure m = {.metric = metric, .fault = fault, .what = what,
+                           .also = {half}, .also_fn = half ? half_of : NULL};
+    return om_measure_batches(ctx, fn, arg, &m);
 }
 
 /* A thread that exists and does nothing: blocked on the gate until released. */
@@ -227,7 +215,7 @@ static void *idle_thread(void *arg)
 /* ---- thread.lifecycle: create, run an empty function, join ---------------------- */
 
 struct lifecycle_arg {
-    int err;
+    struct om_fault fault;
 };
 
 static void *empty_thread(void *arg) { return arg; }
@@ -236,16 +224,16 @@ static uint64_t loop_lifecycle(void *arg, uint64_t n)
 {
     struct lifecycle_arg *a = arg;
     uint64_t acc = 0;
-    for (uint64_t i = 0; i < n && !a->err; i++) {
+    for (uint64_t i = 0; i < n && !a->fault.err; i++) {
         pthread_t t;
         void *ret = NULL;
         int rc = pthread_create(&t, NULL, empty_thread, a);
         if (rc) {
-            a->err = rc;
+            om_record_fault(&a->fault, rc, NULL);
             break;
         }
         if ((rc = pthread_join(t, &ret)) || ret != a)
-            a->err = rc ? rc : EPROTO;
+            om_record_fault(&a->fault, rc ? rc : EPROTO, NULL);
         acc += (uintptr_t)ret;
     }
     return acc;
@@ -256,8 +244,8 @@ static int run_lifecycle(struct om_ctx *ctx)
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
-    struct lifecycle_arg a = {0};
-    return measure_checked(ctx, "latency", NULL, loop_lifecycle, &a, &a.err,
+    struct lifecycle_arg a = {{0}};
+    return measure_checked(ctx, "latency", NULL, loop_lifecycle, &a, &a.fault,
                            "pthread_create/pthread_join");
 }
 
@@ -265,7 +253,7 @@ static int run_lifecycle(struct om_ctx *ctx)
 
 struct mutex_arg {
     pthread_mutex_t m;
-    int err;
+    struct om_fault fault;
     uint64_t counter;
 };
 
@@ -275,7 +263,7 @@ static uint64_t loop_mutex(void *arg, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         int rc = pthread_mutex_lock(&a->m);
         if (rc || (a->counter++, rc = pthread_mutex_unlock(&a->m))) {
-            a->err = rc;
+            om_record_fault(&a->fault, rc, NULL);
             break;
         }
     }
@@ -284,7 +272,7 @@ static uint64_t loop_mutex(void *arg, uint64_t n)
 
 static int run_mutex(struct om_ctx *ctx)
 {
-    struct mutex_arg a = {.err = 0};
+    struct mutex_arg a = {.counter = 0};
     int rc = pthread_mutex_init(&a.m, NULL);
     if (rc)
         return om_fail(ctx, "pthread_mutex_init: %s", strerror(rc));
@@ -302,7 +290,7 @@ static int run_mutex(struct om_ctx *ctx)
         return create_failed(ctx, rc, 0, 1);
     }
     om_note(ctx, "threads", "2 (the measuring thread and one idle thread blocked elsewhere)");
-    int res = measure_checked(ctx, "latency", NULL, loop_mutex, &a, &a.err,
+    int res = measure_checked(ctx, "latency", NULL, loop_mutex, &a, &a.fault,
                               "pthread_mutex_lock/unlock");
     int rc1 = gate_release(&g, 1), rc2 = pthread_join(idle, NULL);
     gate_destroy(&g);
@@ -321,7 +309,8 @@ static int run_mutex(struct om_ctx *ctx)
 struct condvar_shared {
     pthread_mutex_t m;
     pthread_cond_t work_cv, master_cv;
-    int flag, stop, err;
+    int flag, stop;
+    struct om_fault fault;
     struct gate gate;
 };
 
@@ -345,7 +334,7 @@ static void *condvar_worker(void *arg)
             break;
     }
     if (rc) { /* the lock state is unknown: flag the master without it */
-        s->err = rc;
+        om_record_fault(&s->fault, rc, NULL);
         s->stop = 1;
         pthread_cond_broadcast(&s->master_cv);
     } else {
@@ -370,10 +359,10 @@ static uint64_t loop_condvar(void *arg, uint64_t n)
     }
     if (rc == 0)
         pthread_mutex_unlock(&s->m);
-    if (rc && !s->err)
-        s->err = rc;
-    if (s->stop && !s->err)
-        s->err = EPROTO;
+    if (rc)
+        om_record_fault(&s->fault, rc, NULL);
+    if (s->stop)
+        om_record_fault(&s->fault, EPROTO, NULL);
     return done;
 }
 
@@ -401,7 +390,8 @@ static int run_condvar(struct om_ctx *ctx)
     if ((rc = gate_release(&s.gate, 0)))
         res = om_fail(ctx, "gate: %s", strerror(rc));
     else
-        res = measure_checked(ctx, "latency", NULL, loop_condvar, &s, &s.err, "condvar hand-off");
+        res = measure_checked(ctx, "latency", NULL, loop_condvar, &s, &s.fault,
+                              "condvar hand-off");
     /* Stop the workers: they leave their wait on `stop`. */
     if (pthread_mutex_lock(&s.m) == 0) {
         s.stop = 1;
@@ -626,7 +616,7 @@ static int run_pingpong(struct om_ctx *ctx)
 
 struct pipe_pair {
     int to_peer[2], from_peer[2];
-    int err;
+    struct om_fault fault;
 };
 
 static void *pipe_echo(void *arg)
@@ -640,7 +630,7 @@ static void *pipe_echo(void *arg)
         if (n < 0 && errno == EINTR)
             continue;
         if (n != 1 || om_write_full(pp->from_peer[1], &c, 1)) {
-            pp->err = n < 0 ? errno : EPROTO;
+            om_record_fault(&pp->fault, n < 0 ? errno : EPROTO, NULL);
             close(pp->from_peer[1]); /* the measuring thread sees EOF instead of hanging */
             pp->from_peer[1] = -1;
             return NULL;
@@ -653,10 +643,9 @@ static uint64_t loop_pipe(void *arg, uint64_t n)
     struct pipe_pair *pp = arg;
     char c = 'x';
     uint64_t acc = 0;
-    for (uint64_t i = 0; i < n && !pp->err; i++) {
+    for (uint64_t i = 0; i < n && !pp->fault.err; i++) {
         if (om_write_full(pp->to_peer[1], &c, 1) || om_read_full(pp->from_peer[0], &c, 1)) {
-            if (!pp->err)
-                pp->err = errno ? errno : EPROTO;
+            om_record_fault(&pp->fault, errno ? errno : EPROTO, NULL);
             break;
         }
         acc += (unsigned char)c;
@@ -669,7 +658,7 @@ static int run_ctx_pipe(struct om_ctx *ctx)
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
-    struct pipe_pair pp = {.err = 0};
+    struct pipe_pair pp = {.to_peer = {-1, -1}};
     if (pipe(pp.to_peer))
         return om_fail(ctx, "pipe: %s", strerror(errno));
     if (pipe(pp.from_peer)) {
@@ -686,7 +675,7 @@ static int run_ctx_pipe(struct om_ctx *ctx)
         }
         return create_failed(ctx, rc, 0, 1);
     }
-    int res = measure_checked(ctx, "round_trip", "per_switch", loop_pipe, &pp, &pp.err,
+    int res = measure_checked(ctx, "round_trip", "per_switch", loop_pipe, &pp, &pp.fault,
                               "pipe round trip between threads");
     close(pp.to_peer[1]); /* the echo thread reads EOF and returns */
     rc = pthread_join(peer, NULL);
@@ -706,7 +695,7 @@ struct futex_pair {
     _Atomic int word;
     _Atomic uint64_t stamp; /* cycle count just before FUTEX_WAKE */
     uint64_t wake_cycles;   /* sum over a batch: wake call -> peer running */
-    int err;
+    struct om_fault fault;
 };
 
 static long futex_call(_Atomic int *addr, int op, int val)
@@ -735,7 +724,7 @@ static void *futex_peer(void *arg)
         while (rc == 0 && (w = atomic_load(&fp->word)) == 0)
             rc = futex_wait(&fp->word, 0);
         if (rc) {
-            fp->err = rc;
+            om_record_fault(&fp->fault, rc, NULL);
             atomic_store(&fp->word, 0);
             futex_wake(&fp->word);
             return NULL;
@@ -745,7 +734,7 @@ static void *futex_peer(void *arg)
         fp->wake_cycles += om_cycles() - atomic_load(&fp->stamp);
         atomic_store(&fp->word, 0);
         if ((rc = futex_wake(&fp->word))) {
-            fp->err = rc;
+            om_record_fault(&fp->fault, rc, NULL);
             return NULL;
         }
     }
@@ -755,16 +744,24 @@ static uint64_t loop_futex(void *arg, uint64_t n)
 {
     struct futex_pair *fp = arg;
     int rc = 0;
-    for (uint64_t i = 0; i < n && rc == 0 && !fp->err; i++) {
+    for (uint64_t i = 0; i < n && rc == 0 && !fp->fault.err; i++) {
         atomic_store(&fp->stamp, om_cycles());
         atomic_store(&fp->word, 1);
         rc = futex_wake(&fp->word);
-        while (rc == 0 && atomic_load(&fp->word) == 1 && !fp->err)
+        while (rc == 0 && atomic_load(&fp->word) == 1 && !fp->fault.err)
             rc = futex_wait(&fp->word, 1);
     }
-    if (rc && !fp->err)
-        fp->err = rc;
+    if (rc)
+        om_record_fault(&fp->fault, rc, NULL);
     return n;
+}
+
+static void futex_batch_start(void *arg) { ((struct futex_pair *)arg)->wake_cycles = 0; }
+
+static void futex_wake_latency(void *arg, double ns_per_op, uint64_t iters, double *values)
+{
+    (void)ns_per_op;
+    values[0] = om_cycles_to_ns(((struct futex_pair *)arg)->wake_cycles) / (double)iters;
 }
 
 static int run_futex_wake(struct om_ctx *ctx)
@@ -773,39 +770,17 @@ static int run_futex_wake(struct om_ctx *ctx)
     if (rc)
         return rc;
     om_cycles_init(ctx);
-    struct futex_pair fp = {.err = 0};
+    struct futex_pair fp = {.wake_cycles = 0};
     pthread_t peer;
     if ((rc = pthread_create(&peer, NULL, futex_peer, &fp)))
         return create_failed(ctx, rc, 0, 1);
-    long long samples = om_int(ctx, "samples");
-    double *trip = malloc(sizeof *trip * (size_t)samples);
-    double *wake = malloc(sizeof *wake * (size_t)samples);
-    int res = OM_OK;
-    if (!trip || !wake) {
-        res = om_fail(ctx, "out of memory");
-    } else {
-        uint64_t iters = om_calibrate(ctx, loop_futex, &fp, (double)om_int(ctx, "batch_ms"));
-        om_note(ctx, "iterations_per_batch", "%llu", (unsigned long long)iters);
-        om_time_batch(loop_futex, &fp, iters); /* warm-up */
-        for (long long s = 0; s < samples && !fp.err; s++) {
-            fp.wake_cycles = 0;
-            trip[s] = om_time_batch(loop_futex, &fp, iters);
-            wake[s] = om_cycles_to_ns(fp.wake_cycles) / (double)iters;
-        }
-        if (fp.err) {
-            res = om_fail(ctx, "futex ping-pong: %s", strerror(fp.err));
-        } else {
-            for (long long s = 0; s < samples; s++) {
-                om_sample(ctx, "round_trip", OM_NO_X, trip[s]);
-                om_sample(ctx, "wake_latency", OM_NO_X, wake[s]);
-            }
-        }
-    }
+    struct om_measure m = {.metric = "round_trip", .fault = &fp.fault, .what = "futex ping-pong",
+                           .before = futex_batch_start, .also = {"wake_latency"},
+                           .also_fn = futex_wake_latency};
+    int res = om_measure_batches(ctx, loop_futex, &fp, &m);
     atomic_store(&fp.word, 2);
     futex_wake(&fp.word);
     rc = pthread_join(peer, NULL);
-    free(trip);
-    free(wake);
     if (res == OM_OK && rc)
         return om_fail(ctx, "pthread_join: %s", strerror(rc));
     return res;

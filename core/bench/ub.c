@@ -33,26 +33,15 @@ struct ub_arg {
     int p[2], q[2];     /* pipes */
     unsigned long iter; /* ub.ctx: the integer passed around */
     const char *helper; /* ub.execl */
-    int failed;
+    struct om_fault fault;
 };
 
-/* Calibrated batches like om_measure, reported as loops per second. */
+/* Calibrated batches reported as loops per second. */
 static int measure_lps(struct om_ctx *ctx, om_batch_fn fn, struct ub_arg *a)
 {
-    long long samples = om_int(ctx, "samples");
-    uint64_t iters = om_calibrate(ctx, fn, a, (double)om_int(ctx, "batch_ms"));
-    om_note(ctx, "loops_per_batch", "%llu", (unsigned long long)iters);
-    om_time_batch(fn, a, iters); /* warm-up */
-    for (long long i = 0; i < samples && !a->failed; i++) {
-        double ns = om_time_batch(fn, a, iters);
-        if (a->failed)
-            break;
-        if (ns <= 0)
-            return om_fail(ctx, "a batch of %llu loops took no measurable time",
-                           (unsigned long long)iters);
-        om_sample(ctx, "lps", OM_NO_X, 1e9 / ns);
-    }
-    return a->failed ? om_fail(ctx, "a system call in the loop failed") : OM_OK;
+    struct om_measure m = {.metric = "lps", .rate = 1e9, .fault = &a->fault,
+                           .what = "a system call in the loop failed", .note = "loops_per_batch"};
+    return om_measure_batches(ctx, fn, a, &m);
 }
 
 /* ---- system-call overhead -------------------------------------------------------- */
@@ -64,7 +53,7 @@ static uint64_t loop_syscall(void *arg, uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         int d = dup(a->fd);
         if (d < 0 || close(d))
-            a->failed = 1;
+            om_record_fault(&a->fault, errno, d < 0 ? "dup" : "close");
         acc += (uint64_t)getpid();
         acc += (uint64_t)getuid();
         acc += (uint64_t)umask(022);
@@ -94,9 +83,12 @@ static uint64_t loop_pipe(void *arg, uint64_t n)
     memset(buf, 0, sizeof buf);
     uint64_t acc = 0;
     for (uint64_t i = 0; i < n; i++) {
-        if (write(a->p[1], buf, sizeof buf) != (ssize_t)sizeof buf ||
-            read(a->p[0], buf, sizeof buf) != (ssize_t)sizeof buf)
-            a->failed = 1;
+        ssize_t w = write(a->p[1], buf, sizeof buf);
+        ssize_t r = w == (ssize_t)sizeof buf ? read(a->p[0], buf, sizeof buf) : 0;
+        if (r != (ssize_t)sizeof buf)
+            om_record_fault(&a->fault, w < 0 || r < 0 ? errno : 0,
+                            w == (ssize_t)sizeof buf ? "read of 512 bytes"
+                                                     : "write of 512 bytes");
         acc += (uint64_t)buf[i % sizeof buf];
     }
     return acc;
@@ -118,11 +110,11 @@ static int run_pipe(struct om_ctx *ctx)
 static uint64_t loop_ctx(void *arg, uint64_t n)
 {
     struct ub_arg *a = arg;
-    for (uint64_t i = 0; i < n && !a->failed; i++) {
+    for (uint64_t i = 0; i < n && !om_faulted(&a->fault); i++) {
         unsigned long check;
         if (om_write_full(a->p[1], &a->iter, sizeof a->iter) ||
             om_read_full(a->q[0], &check, sizeof check) || check != a->iter)
-            a->failed = 1;
+            om_record_fault(&a->fault, 0, "the integer did not come back in sequence");
         a->iter++;
     }
     return a->iter;
@@ -169,11 +161,8 @@ static int run_ctx(struct om_ctx *ctx)
     rc = measure_lps(ctx, loop_ctx, &a);
     close(a.p[1]); /* the child sees end of stream and exits */
     close(a.q[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    om_child_untrack(pid);
-    if (rc == OM_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    int status, killed = om_child_reap(pid, 2000, &status);
+    if (rc == OM_OK && (killed || !(WIFEXITED(status) && WEXITSTATUS(status) == 0)))
         return om_fail(ctx, "the partner process failed (integer out of sequence?)");
     return rc;
 }
@@ -196,9 +185,9 @@ static int fork_wait(struct ub_arg *a, const char *helper, uint64_t chain, int f
         _exit(0);
     }
     if (pid < 0) {
+        om_record_fault(&a->fault, errno, "fork");
         if (helper)
             close(fd);
-        a->failed = 1;
         return -1;
     }
     om_child_track(pid);
@@ -206,25 +195,25 @@ static int fork_wait(struct ub_arg *a, const char *helper, uint64_t chain, int f
         char c;
         close(fd);
         if (om_read_full(a->q[0], &c, 1))
-            a->failed = 1;
+            om_record_fault(&a->fault, 0, "no byte from the end of the exec chain");
     }
-    int status;
+    int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            a->failed = 1;
+            om_record_fault(&a->fault, errno, "waitpid");
             break;
         }
     om_child_untrack(pid);
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        a->failed = 1;
-    return a->failed ? -1 : 0;
+        om_record_fault(&a->fault, 0, "a child did not exit with status 0");
+    return om_faulted(&a->fault) ? -1 : 0;
 }
 
 static uint64_t loop_spawn(void *arg, uint64_t n)
 {
     struct ub_arg *a = arg;
     uint64_t i = 0;
-    for (; i < n && !a->failed; i++)
+    for (; i < n && !om_faulted(&a->fault); i++)
         fork_wait(a, NULL, 0, -1);
     return i;
 }
@@ -244,11 +233,11 @@ static int run_spawn(struct om_ctx *ctx)
 static uint64_t loop_execl(void *arg, uint64_t n)
 {
     struct ub_arg *a = arg;
-    if (a->failed)
+    if (om_faulted(&a->fault))
         return 0;
     int p[2];
     if (pipe(p)) {
-        a->failed = 1;
+        om_record_fault(&a->fault, errno, "pipe");
         return 0;
     }
     a->q[0] = p[0];

@@ -1,7 +1,7 @@
 """`osmeter serve`: run the far end of the network benchmarks on this host.
 
 Another host then runs `osmeter run net... --peer THIS_HOST:PORT` with the same secret.
-The work is done by `osmeter-core serve` (core/peer.c); this command finds the core,
+The work is done by `osmeter-core serve` (core/serve_main.c, core/servers/peer*.c); this command finds the core,
 hands it the secret through the environment (never on the command line, where `ps`
 would show it) and stops it cleanly on Ctrl-C.
 """
@@ -17,7 +17,7 @@ from .. import address, coreproc
 from .common import UsageError, fail, read_secret_file
 
 SECRET_ENV = "OSMETER_PEER_SECRET"
-DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/peer.h
+DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/servers/peer.h
 MAX_SESSION_SECONDS = 86400     # the core's bound on --max-seconds
 
 
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=handle)
 
 
-# The checks of the core's own (core/peer.c), made here so that a mistake is one line.
+# The checks of the core's own (core/serve_main.c), made here so that a mistake is one line.
 
 def listen_address(spec: str) -> str:
     why = address.problem(spec, lowest_port=0)

@@ -1,9 +1,10 @@
 /*
- * Shared by the file-system families (fs.c, mab.c): the `dir` parameter, the private
- * working directory, cold caches, running a system program.  Defined in fs.c.
+ * The directory a file-system benchmark works in: the `dir` parameter checked before
+ * anything is created, a private directory in it removed at exit, its file-system type,
+ * flushing it, removing a tree.  Shared by fs.c, mab.c and syscall.c (fs.openclose).
  */
-#ifndef OSMETER_BENCH_FS_H
-#define OSMETER_BENCH_FS_H
+#ifndef OSMETER_LIB_WORKDIR_H
+#define OSMETER_LIB_WORKDIR_H
 
 #include <stddef.h>
 #include "../harness.h"
@@ -25,14 +26,6 @@ const char *fs_type_name(const char *path);
 
 /* Remove a tree (no symlinks followed); 0 or -1. */
 int fs_remove_tree(const char *path);
-
-/* Run argv (searched in PATH) in directory cwd with stdout to /dev/null; returns its
- * exit status (0 = success), or -1 when it could not be started or was killed.  The
- * wall time from fork to reaped is stored in *elapsed_ns. */
-int fs_run_program(char *const argv[], const char *cwd, uint64_t *elapsed_ns);
-
-/* Full path of an executable found in PATH, or NULL. */
-const char *fs_which(const char *name, char *out, size_t len);
 
 /* Flush the file system holding path to disk (syncfs on Linux, sync elsewhere), so
  * that earlier untimed writes do not write back during a timed phase. */

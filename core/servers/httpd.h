@@ -1,38 +1,17 @@
 /*
  * A small HTTP/1.1 server for the event-notification experiments (von Leitner 2003),
  * run by the net.http_* benchmarks in a child process and by `osmeter-core httpd`
- * on its own.  It serves only the files it generated itself in a directory it owns,
- * binds loopback unless told otherwise, and bounds connections, request size and time.
- *
- * The event layer (ev_*) is shared with the benchmark's throughput client.
+ * on its own (its command line is in serve_main.c).  It serves only the files it
+ * generated itself in a directory it owns, binds loopback unless told otherwise, and
+ * bounds connections, request size and time.  Its pieces: httpd.c (the event loop and
+ * the connections), http_parse.c (requests and error responses), http_files.c (the
+ * generated files); the event layer is lib/ev.c.
  */
-#ifndef OSMETER_HTTPD_H
-#define OSMETER_HTTPD_H
+#ifndef OSMETER_SERVERS_HTTPD_H
+#define OSMETER_SERVERS_HTTPD_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- event notification: epoll | kqueue | poll | select ------------------------- */
-#define HTTPD_MECHS "best|epoll|kqueue|poll|select"
-
-struct ev;
-struct ev_event {
-    int fd;
-    int readable; /* also set on hang-up and error: the next read tells which */
-    int writable; /* also set on hang-up and error: the next write tells which */
-};
-/* The best mechanism this system offers: epoll (Linux), kqueue (BSD, macOS), else poll. */
-const char *ev_best(void);
-/* "best" resolved; NULL (and a reason in why) when the mechanism is not available. */
-const char *ev_resolve(const char *mech, char *why, size_t whylen);
-/* Descriptors registered must be below `limit` (select caps it at FD_SETSIZE). */
-struct ev *ev_open(const char *mech, int limit, char *err, size_t errlen);
-int ev_limit(const struct ev *ev);
-int ev_set(struct ev *ev, int fd, int want_read, int want_write, int is_new);
-int ev_del(struct ev *ev, int fd);
-/* Fills up to max events; returns their number, 0 on timeout or EINTR, -1 on error. */
-int ev_wait(struct ev *ev, struct ev_event *out, int max, int timeout_ms);
-void ev_close(struct ev *ev);
 
 /* ---- the server ------------------------------------------------------------------ */
 /* How response bodies are sent: "sendfile", or "pread+send" where there is none. */
@@ -50,7 +29,7 @@ struct httpd_probe {
 };
 
 struct httpd_config {
-    const char *mech;       /* resolved: epoll, kqueue, poll, select */
+    const char *mech;       /* resolved (ev_resolve): epoll, kqueue, poll, select */
     int listen_fd;          /* bound and listening */
     const char *dir;        /* directory with the generated files (httpd_make_files) */
     int max_conns;
@@ -67,15 +46,14 @@ struct httpd_config {
     void *on_ready_arg;
 };
 
+#define HTTPD_MAX_FILES 16
 /* Create file-<size> for each size in dir (and remember them: only these are served). */
 int httpd_make_files(const char *dir, const long long *sizes, int n, char *err, size_t errlen);
+/* The name of the i-th file served ("file-100"), or NULL past the last. */
+const char *httpd_file_name(int i);
 /* A listening TCP socket on a numeric address (port 0: any free port). */
 int httpd_listen(const char *addr, int port, char *err, size_t errlen);
-/* Raise the soft RLIMIT_NOFILE to the hard limit; returns the soft limit now in force. */
-long long httpd_raise_nofile(void);
 /* Serve until duration_s elapses (or forever); returns 0, or -1 with a reason in err. */
 int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen);
-/* `osmeter-core httpd key=value ...` */
-int httpd_main(int argc, char **argv);
 
 #endif

@@ -3,7 +3,9 @@
  *
  * `osmeter-core serve [--listen ADDR:PORT]` runs it on another host; with peer="" a
  * benchmark forks the same session code as a local child on loopback, so one code
- * path is measured and tested either way.
+ * path is measured and tested either way.  The pieces: peer_protocol.c (what both ends
+ * speak), peer.c (the far end's session), peer_listener.c (serve's accept loop),
+ * serve_main.c (serve's command line), lib/sha256.c (the MAC).
  *
  * Control connection (TCP, one text line per message, '\n'-terminated, < 256 bytes):
  *   far:  OSMETER-PEER 1 CHALLENGE <server nonce, 32 hex>     (or BUSY <why>, then close)
@@ -23,10 +25,11 @@
  * Data sockets are bound to the control connection's local address and take traffic only
  * from the control connection's remote address.  The secret never crosses the wire.
  */
-#ifndef OSMETER_PEER_H
-#define OSMETER_PEER_H
+#ifndef OSMETER_SERVERS_PEER_H
+#define OSMETER_SERVERS_PEER_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,21 +37,6 @@
 #define OM_PEER_DEFAULT_PORT 7227
 #define OM_PEER_SECRET_ENV "OSMETER_PEER_SECRET"
 #define OM_PEER_LINE 256
-
-/* ---- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) ------------------------------ */
-struct om_sha256 {
-    uint32_t h[8];
-    uint64_t length; /* bytes hashed so far */
-    uint8_t block[64];
-    size_t fill;
-};
-void om_sha256_init(struct om_sha256 *s);
-void om_sha256_update(struct om_sha256 *s, const void *data, size_t len);
-void om_sha256_final(struct om_sha256 *s, uint8_t digest[32]);
-void om_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t msglen,
-                    uint8_t mac[32]);
-/* FIPS 180-2 and RFC 4231 test vectors; 0 when all pass (prints failures on stderr). */
-int om_peer_self_test(int verbose);
 
 /* ---- the far end ---------------------------------------------------------------- */
 struct om_peer_limits {
@@ -67,12 +55,25 @@ struct om_peer_limits {
 extern const struct om_peer_limits om_peer_default_limits;
 
 /* Serve one session on an accepted control connection; call it in a process of its own
- * (it arms alarm() for the duration limit).  Returns an exit status. */
+ * (it arms alarm() for the duration limit).  Returns an exit status.  (peer.c) */
 int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *lim);
-/* `osmeter-core serve ...` (argv[0] is "serve"). */
-int om_peer_main(int argc, char **argv);
+/* `serve`: accept on lfd and fork a session per connection until SIGINT, SIGTERM or
+ * SIGHUP; returns an exit status.  (peer_listener.c) */
+int om_peer_listen(int lfd, const char *secret, struct om_peer_limits *lim);
+/* What a client is told while another one's session runs. */
+extern const char om_peer_busy_reason[];
+/* A line on stderr, "osmeter-core serve[pid]: ...", unless the session is quiet. */
+void om_peer_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- the near end --------------------------------------------------------------- */
+/* ---- both ends (peer_protocol.c) --------------------------------------------------- */
+/* One line, '\n' appended; 0, or -1 when it is too long or cannot be sent. */
+int om_peer_send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int om_peer_vsend_line(int fd, const char *fmt, va_list ap);
+/* HMAC-SHA256(secret, "osmeter-peer-1 <role> <sn> <cn>") as hex: each end's proof. */
+void om_peer_mac(const char *secret, const char *role, const char *sn, const char *cn,
+                 char out[65]);
+/* Compare two MACs in constant time. */
+int om_peer_same_mac(const char *a, const char *b);
 /* Read one line (without '\n') within timeout_ms.  Returns its length, or -1 on EOF or
  * error, -2 on timeout, -3 when the line is too long. */
 int om_peer_read_line(int fd, char *line, size_t cap, int timeout_ms);
@@ -86,6 +87,11 @@ int om_peer_parse_address(const char *s, char *host, size_t hostlen, int *port);
 
 struct sockaddr_storage;
 void om_sock_set_port(struct sockaddr_storage *a, int port);
+int om_sock_port(const struct sockaddr_storage *a);
+/* "1.2.3.4:5" or "[::1]:5" */
+void om_sock_format(const struct sockaddr_storage *a, char *out, size_t len);
+/* The same IP address (ports aside). */
+int om_sock_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 /* SO_RCVTIMEO and SO_SNDTIMEO, so a vanished other end cannot hang a transfer. */
 void om_sock_timeouts(int fd, int ms);
 
