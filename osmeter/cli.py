@@ -9,19 +9,19 @@ import argparse
 import errno
 import sys
 
-from . import __version__, coreproc, exchange, text, user_command
+from . import __version__, coreproc, exchange, selection, text, user_command
 from .catalog import CatalogError
-from .commands import (check, compare, delete, export_import, list_benchmarks, noise, report,
-                       run, runs, serve, show, sysinfo)
+from .commands import (check, compare, delete, export_import, fleet, list_benchmarks, noise,
+                       report, run, runs, serve, show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
-from .store import StoreError, default_db_path
+from .store import StoreError, default_location
 
 # Running out of file descriptors, processes or memory is the environment's doing, not a bug.
 OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
-            noise, report, serve)
+            noise, report, fleet, serve)
 
 
 class Parser(argparse.ArgumentParser):
@@ -36,8 +36,9 @@ def make_parser() -> argparse.ArgumentParser:
     p = Parser(prog="osmeter", description="Portable operating-system "
                "benchmarks, after the classic OS comparison studies.")
     p.add_argument("--version", action="version", version="osmeter " + __version__)
-    p.add_argument("--db", default=None, help="results database (default $OSMETER_DB or %s)"
-                   % default_db_path())
+    p.add_argument("--db", default=None, metavar="FILE|URL",
+                   help="results database: an SQLite file or postgresql://user@host[:port]/db "
+                   "(default $OSMETER_DB or %s)" % default_location())
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except (UsageError, CatalogError, StoreError, exchange.ExchangeError,
-            coreproc.CoreError) as e:
+            coreproc.CoreError, selection.SelectionError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
         return fail("interrupted", EXIT_INTERRUPTED)

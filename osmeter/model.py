@@ -74,6 +74,16 @@ class Result:
                    extra=d.get("extra") or {})
 
 
+def system_keys(sysinfo: dict) -> dict:
+    """What names a run's system in lists, selections and fleet reports: host, kernel
+    (release), os (name), arch, cpu (model); None where the run did not record it."""
+    def part(key, sub):
+        value = sysinfo.get(key)
+        return value.get(sub) if isinstance(value, dict) else None
+    return {"host": sysinfo.get("hostname"), "kernel": part("kernel", "release"),
+            "os": part("os", "name"), "arch": sysinfo.get("arch"), "cpu": part("cpu", "model")}
+
+
 def _fmt_x(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else "%g" % x
 

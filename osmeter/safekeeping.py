@@ -1,7 +1,8 @@
 """A measured run is never lost: when the store cannot take it (a full disk, a damaged
-database, ...), it is written as a results file in exchange.py's format beside the store,
-else in the current directory, else in $TMPDIR, and the one-line message says where and
-why; `osmeter import FILE` stores it later.
+database, an unreachable server, ...), it is written as a results file in exchange.py's
+format beside the store (an SQLite file), else in the current directory, else in
+$TMPDIR, and the one-line message says where and why; `osmeter import FILE` stores it
+later.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class SafeStore:
 
     def __init__(self, store: Store):
         self.store = store
-        self.path = store.path
+        self.location = store.location
         self.stored: list[str] = []
         self.problems: list[str] = []
 
@@ -28,20 +29,20 @@ class SafeStore:
         try:
             self.store.save_run(run)
         except StoreError as e:
-            self.problems.append(keep(run, str(e), self.path))
+            self.problems.append(keep(run, str(e), self.store.keep_dir))
         except Exception as e:   # unforeseen (a bug): still, the measurements are kept
             self.problems.append(keep(run, "could not store run %s in %s (%s: %s)" % (
-                run.id, self.path, type(e).__name__, e), self.path))
+                run.id, self.location, type(e).__name__, e), self.store.keep_dir))
         else:
             self.stored.append(run.id)
 
 
-def keep(run: Run, why: str, db_path) -> str:
+def keep(run: Run, why: str, beside: str | None) -> str:
     """Write the run as a results file in the first place that takes it; the one line
     that tells the user why it was not stored and where it is."""
     name = "osmeter-run-%s.json" % run.id
     refused = []
-    for directory in _places(db_path):
+    for directory in _places(beside):
         path = os.path.join(directory, name)
         try:
             exchange.write_run_file(run, path)
@@ -53,9 +54,10 @@ def keep(run: Run, why: str, db_path) -> str:
         % (why, "; ".join(refused))
 
 
-def _places(db_path) -> list[str]:
-    """Beside the store, the current directory, $TMPDIR: each once, in that order."""
-    places = [os.path.dirname(os.path.abspath(db_path))]
+def _places(beside: str | None) -> list[str]:
+    """Beside the store (an SQLite file's directory), the current directory, $TMPDIR:
+    each once, in that order."""
+    places = [beside] if beside else []
     try:
         places.append(os.getcwd())
     except OSError:

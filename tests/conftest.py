@@ -23,6 +23,9 @@ from osmeter import coreproc, monitor  # noqa: E402
 import proctree  # noqa: E402
 
 PR_SET_CHILD_SUBREAPER = 36
+# Daemons a session fixture started on purpose (a PostgreSQL server): under the
+# subreaper they are pytest's children, and not a test's leftovers.
+SESSION_DAEMONS: set[int] = set()
 
 
 def _become_subreaper() -> bool:
@@ -88,7 +91,7 @@ def no_leaks(private_tmpdir, request):
                     except ChildProcessError:
                         pass
             leaked = {p: c for p, (c, s) in kids.items()
-                      if s != "Z" and p not in before_procs}
+                      if s != "Z" and p not in before_procs and p not in SESSION_DAEMONS}
             if not leaked or time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -144,3 +147,38 @@ def smoke():
                                                           inv.stderr)
         return inv
     return run
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server of the tests' own for the whole session (tests/pgserver.py),
+    stopped and deleted at the end.  Where none can be started the tests that need it
+    are skipped with the reason, unless OSMETER_REQUIRE_POSTGRES=1 (CI) makes that a
+    failure."""
+    import pgserver
+    try:
+        with pgserver.running() as server:
+            SESSION_DAEMONS.add(server.pid)
+            yield server
+    except pgserver.Unavailable as e:
+        if os.environ.get("OSMETER_REQUIRE_POSTGRES") == "1":
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+
+
+_databases = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a fresh, empty PostgreSQL database for this test."""
+    return pg_server.create_database("t%d" % next(_databases))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_location(request, tmp_path):
+    """Where a test's results store is: an SQLite file, then a PostgreSQL database (the
+    store's behaviour is checked on both back-ends)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "db.sqlite")
+    return request.getfixturevalue("pg_url")

@@ -18,6 +18,11 @@ import subprocess
 import tempfile
 import time
 
+try:
+    import sshhosts
+except ImportError:     # imported as tests.fsimages (bench/fs_compare.py)
+    from tests import sshhosts
+
 KINDS = ("ext4", "xfs", "btrfs", "tmpfs")
 # Sparse images: only what is written takes space.  xfs refuses less than 300 MB.
 DEFAULT_SIZE_MB = 320
@@ -28,11 +33,7 @@ class Unavailable(Exception):
     """This file system cannot be made here (not root, no mkfs tool); the reason."""
 
 
-def _run(args: list[str]) -> None:
-    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (" ".join(args), r.returncode,
-                                                    (r.stderr or r.stdout).strip()))
+_run = sshhosts.run     # a command that must succeed, or RuntimeError with its words
 
 
 def is_mounted(path: str) -> bool:
@@ -145,29 +146,26 @@ def sshfs_mounted(delay_ms: float = 0.0):
     namespace of its own, ssh in another, joined by a veth pair (optionally with a netem
     delay); the FUSE mount itself is in this mount namespace, so the benchmark sees it.
     The exported directory is on this machine's disk.  Everything (mount, sshd, both
-    namespaces, keys) is removed afterwards.  Needs root, sshd, sshfs, ip (iproute2)."""
-    if os.geteuid() != 0:
-        raise Unavailable("an sshfs mount across network namespaces needs root")
-    sshd = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd")
-                                     else None)
-    for tool, path in (("sshd", sshd), ("sshfs", shutil.which("sshfs")),
-                       ("ssh", shutil.which("ssh")), ("ssh-keygen", shutil.which("ssh-keygen")),
-                       ("ip", shutil.which("ip"))):
-        if not path:
-            raise Unavailable("%s is not installed (apt: sshfs openssh-server iproute2)" % tool)
+    namespaces, keys) is removed afterwards.  Needs root, sshd, sshfs, ip (iproute2);
+    the sshd and keys are made as for the other ssh hosts of the tests (sshhosts.py)."""
+    try:
+        sshhosts.sshd_path()
+    except sshhosts.Unavailable as e:
+        raise Unavailable(str(e)) from None
+    if not shutil.which("sshfs"):
+        raise Unavailable("sshfs is not installed (apt: sshfs)")
     tag = "%d" % os.getpid()
     srv_ns, cli_ns = "osmeter-sshfs-srv-" + tag, "osmeter-sshfs-cli-" + tag
     srv_if, cli_if = "osm%ss" % tag[-7:], "osm%sc" % tag[-7:]
     base = tempfile.mkdtemp(prefix="osmeter-sshfs-")
     export, mnt = os.path.join(base, "export"), os.path.join(base, "osmeter-mnt-sshfs")
-    key, hostkey = os.path.join(base, "id"), os.path.join(base, "hostkey")
     daemon = None
     namespaces = []
     try:
         os.mkdir(export)
         os.mkdir(mnt)
-        _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key])
-        _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostkey])
+        key = sshhosts.keypair(os.path.join(base, "id"))
+        hostkey = sshhosts.keypair(os.path.join(base, "hostkey"))
         shutil.copy(key + ".pub", os.path.join(base, "authorized_keys"))
         for ns in (srv_ns, cli_ns):
             _run(["ip", "netns", "add", ns])
@@ -186,27 +184,14 @@ def sshfs_mounted(delay_ms: float = 0.0):
             if r.returncode != 0:
                 raise Unavailable("netem delay on the link: %s (no sch_netem in this kernel?)"
                                   % (r.stderr or r.stdout).strip())
-        os.makedirs("/run/sshd", exist_ok=True)   # sshd's privilege-separation directory
-        daemon = subprocess.Popen(
-            ["ip", "netns", "exec", srv_ns, sshd, "-D", "-e", "-f", "/dev/null",
-             "-h", hostkey, "-o", "ListenAddress=10.213.0.2", "-o", "Port=22",
-             "-o", "PermitRootLogin=prohibit-password", "-o", "StrictModes=no",
-             "-o", "AuthorizedKeysFile=" + os.path.join(base, "authorized_keys"),
-             "-o", "PasswordAuthentication=no", "-o", "Subsystem=sftp internal-sftp",
-             "-o", "PidFile=none"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        daemon = sshhosts.start_sshd(srv_ns, "10.213.0.2", hostkey,
+                                     os.path.join(base, "authorized_keys"))
         ssh_cmd = ("ip netns exec %s ssh -F /dev/null -i %s -o StrictHostKeyChecking=no "
                    "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR" % (cli_ns, key))
-        for attempt in range(50):   # until sshd listens
-            r = subprocess.run(["sshfs", "root@10.213.0.2:" + export, mnt,
-                                "-o", "ssh_command=" + ssh_cmd], capture_output=True,
-                               text=True, timeout=60)
-            if r.returncode == 0:
-                break
-            if daemon.poll() is not None:
-                raise RuntimeError("sshd exited: %s" % daemon.stderr.read().strip())
-            time.sleep(0.1)
-        else:
+        r = subprocess.run(["sshfs", "root@10.213.0.2:" + export, mnt,
+                            "-o", "ssh_command=" + ssh_cmd], capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
             raise RuntimeError("sshfs mount failed: %s" % r.stderr.strip())
         yield mnt
     finally:
@@ -214,13 +199,7 @@ def sshfs_mounted(delay_ms: float = 0.0):
             subprocess.run(["fusermount", "-u", mnt], capture_output=True)
             unmount(mnt)
         if daemon is not None:
-            daemon.terminate()
-            try:
-                daemon.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
-            daemon.stderr.close()
+            sshhosts.stop(daemon)
         for ns in namespaces:   # deleting a namespace deletes its end of the veth pair
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         if is_mounted(mnt):

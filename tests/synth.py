@@ -38,7 +38,8 @@ def _result(bench, metric, unit, better, shape, values_by_rep, x=None, x_name=No
 def make_run(run_id: str, label: str | None = None, speed: float = 1.0, seed: int = 1,
              reps: int = 5, per_rep: int = 5, noise: float = 0.01, smoke: bool = False,
              kernel: str = "6.1.0-18-amd64", cpu_rate: float = 8000.0,
-             curve_class: str = "O(1)", slope: float = 0.0) -> Run:
+             curve_class: str = "O(1)", slope: float = 0.0, host: str | None = None,
+             cpu_model: str = "Synthetic CPU", started: str | None = None) -> Run:
     rng = random.Random(seed)
 
     def draw(base: float, better: str) -> list[list[float]]:
@@ -81,10 +82,13 @@ def make_run(run_id: str, label: str | None = None, speed: float = 1.0, seed: in
     results.append(derived)
     sysinfo = {"os": {"name": "Debian GNU/Linux", "version": "12"},
                "kernel": {"name": "Linux", "release": kernel},
-               "cpu": {"model": "Synthetic CPU", "cores": 2, "threads": 2,
+               "cpu": {"model": cpu_model, "cores": 2, "threads": 2,
                        "caches": [{"level": 1, "size": "32K"}, {"level": 2, "size": "1M"}]},
                "libc": {"name": "glibc", "version": "2.36"}, "uptime_s": rng.random() * 1000,
                "mitigations": {"spectre_v2": "Mitigation: Retpolines"}}
-    return Run(id=run_id, label=label, started="2026-11-22T08:%02d:00Z" % seed, status="complete",
+    if host is not None:
+        sysinfo["hostname"] = host
+    return Run(id=run_id, label=label, started=started or "2026-11-22T08:%02d:00Z" % seed,
+               status="complete",
                suite="quick", smoke=smoke, osmeter_version="0.1.0", sysinfo=sysinfo,
                environment={"load": [0.1, 0.1], "warnings": []}, results=results)

@@ -86,20 +86,26 @@ def test_a_helper_that_cannot_be_executed_fails_quickly(tmp_path, monkeypatch):
     assert time.monotonic() - start < 30   # never a wait for a byte that will not come
 
 
-def test_ring_ends_its_curve_at_the_descriptor_limit_and_says_so():
+def ring_under_descriptor_limit(soft, hard):
+    """ctx.pipe_ring over n=2,16,64,128 in a core whose RLIMIT_NOFILE is (soft, hard)."""
     import resource
     import subprocess
 
     from osmeter import coreproc
 
-    def low_limit():   # in the core's process only: 200 descriptors
-        resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200))
+    def set_limit():   # in the core's process only
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     r = subprocess.run([str(coreproc.core_path()), "run", "ctx.pipe_ring", "n=2,16,64,128",
                         "samples=1", "batch_ms=1"], capture_output=True, text=True,
-                       timeout=120, preexec_fn=low_limit)
+                       timeout=120, preexec_fn=set_limit)
     assert r.returncode == 0, r.stderr
     inv = coreproc.parse_lines("ctx.pipe_ring", r.stdout.splitlines())
-    assert inv.status == "ok"
+    assert inv.status == "ok", inv.reason
+    return inv
+
+
+def test_ring_ends_its_curve_at_the_descriptor_limit_and_says_so():
+    inv = ring_under_descriptor_limit(200, 200)
     assert sorted({x for _, x, _ in inv.samples}) == [2, 16, 64]
     assert inv.notes["curve_end"] == ("stopped before n=128: 128 processes need 272 "
                                       "descriptors; RLIMIT_NOFILE is 200 (ulimit -n raises it)")
@@ -108,19 +114,7 @@ def test_ring_ends_its_curve_at_the_descriptor_limit_and_says_so():
 def test_ring_raises_its_soft_descriptor_limit_to_the_hard_one():
     """Soft 200, hard 1024: 128 processes need 272 descriptors, which the hard limit
     allows, so the curve goes on instead of ending at the soft limit."""
-    import resource
-    import subprocess
-
-    from osmeter import coreproc
-
-    def soft_limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (200, 1024))
-    r = subprocess.run([str(coreproc.core_path()), "run", "ctx.pipe_ring", "n=2,16,64,128",
-                        "samples=1", "batch_ms=1"], capture_output=True, text=True,
-                       timeout=120, preexec_fn=soft_limit)
-    assert r.returncode == 0, r.stderr
-    inv = coreproc.parse_lines("ctx.pipe_ring", r.stdout.splitlines())
-    assert inv.status == "ok", inv.reason
+    inv = ring_under_descriptor_limit(200, 1024)
     assert sorted({x for _, x, _ in inv.samples}) == [2, 16, 64, 128]
     assert "curve_end" not in inv.notes
 

@@ -231,14 +231,17 @@ def test_long_csv_has_one_row_per_sample_of_every_run(real):
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     runs = [Store(db).load_run(ref) for ref in ("real", "cmd")]
     assert len(rows) == sum(len(res.samples) for run in runs for res in run.results)
-    assert list(rows[0]) == ["run", "label", "host", "kernel", "benchmark", "metric", "unit",
-                             "better", "parameters", "x_name", "x", "repetition", "value"]
+    assert list(rows[0]) == ["run", "label", "host", "kernel", "os", "cpu", "started",
+                             "benchmark", "metric", "unit", "better", "parameters", "x_name",
+                             "x", "repetition", "value"]
     first = runs[0].results[0]
     mine = [row for row in rows if row["run"] == runs[0].id and
             row["benchmark"] == first.bench and row["metric"] == first.metric]
     assert [float(row["value"]) for row in mine] == [s.value for s in first.samples]
     assert json.loads(mine[0]["parameters"]) == first.params
     assert {row["kernel"] for row in rows} == {runs[0].sysinfo["kernel"]["release"]}
+    assert {row["started"] for row in rows} == {run.started for run in runs}
+    assert {row["os"] for row in rows} == {runs[0].sysinfo["os"]["name"]}
     scatter = [row for row in rows if row["benchmark"] == "scale.fork.dynamic"]
     assert scatter and all(row["x"] for row in scatter)
 

@@ -97,3 +97,21 @@ def test_bootstrap_skips_the_install_when_nothing_changed(home):
                              capture_output=True, text=True, timeout=900)
     assert changed.returncode == 0 and "up to date" not in changed.stderr
     assert (src / ".venv" / ".osmeter-install-stamp").read_text() != stamp
+
+
+def test_an_sdist_carries_the_core_and_installs(home):
+    """`pip install osmeter-X.tar.gz` builds the core from the sdist: every file of core/
+    that git tracks is in it (MANIFEST.in), none of a build directory."""
+    src, h, env = home
+    _run("python3 -m venv %s/venv && %s/venv/bin/pip install -q build" % (h, h), src, env)
+    _run("%s/venv/bin/python -m build -q --sdist -o %s/dist ." % (h, h), src, env)
+    sdist = next((h / "dist").glob("osmeter-*.tar.gz"))
+    import tarfile
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    tracked = subprocess.run(["git", "ls-files", "core"], cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert tracked and not set(tracked) - names, set(tracked) - names
+    assert not [n for n in names if n.startswith("core/build")]
+    _run("%s/venv/bin/pip install -q %s" % (h, sdist), h, env)
+    _works(h / "venv" / "bin" / "osmeter", env)

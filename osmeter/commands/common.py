@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .. import exchange, text
+from .. import exchange, selection, text
 from ..model import Run
 from ..store import Store
 
@@ -26,12 +26,80 @@ def open_store(args, readonly: bool = False) -> Store:
     return Store(args.db, readonly=readonly)
 
 
+def add_where(parser) -> None:
+    """--where KEY=GLOB (repeatable): the runs a command takes, selected by what they are."""
+    parser.add_argument("--where", action="append", metavar="KEY=GLOB", help=selection.HELP)
+
+
+class RunSource:
+    """Runs as the user names them: stored runs (id, prefix, label, 'latest'), exported
+    results files, and --where selections; the store is opened once, read-only, when
+    first needed."""
+
+    def __init__(self, db):
+        self.db = db
+        self._store = None
+
+    def __enter__(self) -> "RunSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.db, readonly=True)
+        return self._store
+
+    def load(self, ref: str) -> Run:
+        """A stored run or a path to an exported file."""
+        if os.path.sep in ref or ref.endswith(".json"):
+            if os.path.exists(ref):
+                return exchange.read_run_file(ref)
+        return self.store.load_run(ref)
+
+    def selected_ids(self, where: list[str] | None) -> list[str]:
+        """The ids of the stored runs --where selects, oldest first; one line if none."""
+        chosen = selection.parse(where)
+        ids = [r["id"] for r in chosen.runs(self.store)]
+        if not ids:
+            raise selection.SelectionError("no run in %s matches %s (osmeter runs lists them)"
+                                           % (self.store.location, chosen))
+        return ids
+
+    def baseline(self, word: str) -> Run:
+        """--baseline: a run's name, or conditions ('host=ref1,kernel=6.1*') of which the
+        latest matching run is the baseline."""
+        if not selection.is_condition(word):
+            return self.load(word)
+        chosen = selection.parse_baseline(word)
+        matching = chosen.runs(self.store)
+        if not matching:
+            raise selection.SelectionError("no run in %s matches the baseline %s"
+                                           % (self.store.location, chosen))
+        if len(matching) > 1:
+            print("osmeter: baseline %s: run %s, the latest of the %d runs it matches"
+                  % (chosen, matching[-1]["id"], len(matching)), file=sys.stderr)
+        return self.store.load_run(matching[-1]["id"])
+
+    def runs(self, refs: list[str], where: list[str] | None = None) -> list[Run]:
+        """The runs named, then those --where selects (each run once, in that order)."""
+        names = list(refs) + (self.selected_ids(where) if where else [])
+        runs, seen = [], set()
+        for name in names:
+            run = self.load(name)
+            if run.id not in seen:
+                seen.add(run.id)
+                runs.append(run)
+        return runs
+
+
 def load_run_ref(ref: str, db) -> Run:
     """A stored run (id, prefix, label, 'latest') or a path to an exported file."""
-    if os.path.sep in ref or ref.endswith(".json"):
-        if os.path.exists(ref):
-            return exchange.read_run_file(ref)
-    return Store(db, readonly=True).load_run(ref)
+    with RunSource(db) as source:
+        return source.load(ref)
 
 
 SECRET_MAX_BYTES = 4096     # a shared secret is one line; /dev/zero is not one
@@ -57,12 +125,15 @@ def read_secret_file(path: str, option: str) -> str:
     return secret
 
 
-def load_runs(refs: list[str], baseline: str | None, db) -> tuple[list, int]:
-    """The runs and the baseline's index; the baseline is added first when not among them."""
-    runs = [load_run_ref(r, db) for r in refs]
-    if baseline is None:
-        return runs, 0
-    base = load_run_ref(baseline, db)
+def load_runs(refs: list[str], baseline: str | None, db,
+              where: list[str] | None = None) -> tuple[list, int]:
+    """The runs (named, then selected by --where) and the baseline's index; the baseline
+    (a name or conditions) is added first when not among them."""
+    with RunSource(db) as source:
+        runs = source.runs(refs, where)
+        if baseline is None:
+            return runs, 0
+        base = source.baseline(baseline)
     for i, r in enumerate(runs):
         if r.id == base.id:
             return runs, i

@@ -16,7 +16,7 @@ from .. import gate as gatemod
 from .. import noise as noisemod
 from .. import significance as sig
 from .. import studies
-from .common import fail, load_runs
+from .common import add_where, fail, load_runs
 
 
 def register(subparsers) -> None:
@@ -27,8 +27,11 @@ def register(subparsers) -> None:
                     "--fail-on-slower: 0 pass, 1 fail, 3 undecided (1 with "
                     "--undecided-fails), 2 bad input.")
     s.add_argument("runs", nargs="*", metavar="RUN", help="runs to compare (first = baseline)")
-    s.add_argument("--baseline", metavar="RUN", help="the run the others are measured "
-                   "against (default: the first; added if not among RUN)")
+    add_where(s)
+    s.add_argument("--baseline", metavar="RUN|KEY=GLOB,...", help="the run the others are "
+                   "measured against: a run's name, or conditions like --where's joined by "
+                   "commas (the latest run matching them); default: the first; added if not "
+                   "among the runs")
     fmt = s.add_mutually_exclusive_group()
     fmt.add_argument("--md", action="store_true", help="Markdown")
     fmt.add_argument("--csv", action="store_true", help="CSV, one line per result and run")
@@ -89,7 +92,7 @@ def handle(args) -> int:
     problem = check_options(args)
     if problem:
         return fail(problem)
-    runs, base = load_runs(args.runs, args.baseline, args.db)
+    runs, base = load_runs(args.runs, args.baseline, args.db, args.where)
     if len(runs) < 2 and not args.references and not args.study:
         return fail("compare needs two runs or more (or --references or --study to set one "
                     "run against the published studies)")

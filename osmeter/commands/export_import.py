@@ -1,4 +1,5 @@
-"""`osmeter export RUN... [--format F] [-o FILE] [--redact]` and `osmeter import FILE...`:
+"""`osmeter export RUN... [--where KEY=GLOB] [--format F] [-o FILE] [--redact]` and
+`osmeter import FILE... [--skip-existing]`:
 runs as osmeter's JSON results files (osmeter/exchange.py, docs/results-schema.md) or in
 other tools' formats (osmeter/formats/, docs/formats.md)."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ import sys
 from .. import exchange, redact
 from ..formats import formats
 from ..store import AlreadyStored
-from .common import UsageError, load_run_ref, open_store
+from .common import RunSource, UsageError, add_where, open_store
 
 
 def register(subparsers) -> None:
@@ -16,8 +17,9 @@ def register(subparsers) -> None:
         "export", help="write a run in osmeter's JSON or another tool's format",
         description="Formats (docs/formats.md): " + "; ".join(
             "%s: %s" % (f.name, f.what) for f in formats().values()))
-    s.add_argument("runs", nargs="+", metavar="RUN", help="run id, label, 'latest' or a "
+    s.add_argument("runs", nargs="*", metavar="RUN", help="run id, label, 'latest' or a "
                    "results file (several for --format long)")
+    add_where(s)
     s.add_argument("--format", default="osmeter", choices=list(formats()),
                    help="default: osmeter")
     s.add_argument("-o", "--output", help="file (default: standard output)")
@@ -29,16 +31,24 @@ def register(subparsers) -> None:
     s = subparsers.add_parser("import", help="store runs from JSON results files (each is "
                               "checked completely before anything is stored)")
     s.add_argument("files", nargs="+", metavar="FILE")
-    s.add_argument("--replace", action="store_true", help="overwrite a run already stored")
+    again = s.add_mutually_exclusive_group()
+    again.add_argument("--replace", action="store_true", help="overwrite a run already stored")
+    again.add_argument("--skip-existing", action="store_true", help="leave a run already "
+                       "stored as it is and go on with the others (a batch run again, or "
+                       "files collected from many hosts, adds only what is new)")
     s.set_defaults(func=handle_import)
 
 
 def handle_export(args) -> int:
     fmt = formats()[args.format]
-    if len(args.runs) > 1 and not fmt.several_runs:
-        raise UsageError("--format %s holds one run; export them one at a time (the long "
-                         "format holds several)" % fmt.name)
-    runs = [load_run_ref(ref, args.db) for ref in args.runs]
+    if not args.runs and not args.where:
+        raise UsageError("name the runs to export, or select them with --where KEY=GLOB")
+    with RunSource(args.db) as source:
+        runs = source.runs(args.runs, args.where)
+    if len(runs) > 1 and not fmt.several_runs:
+        raise UsageError("--format %s holds one run, and %d are named or selected; export "
+                         "them one at a time (the long format holds several)"
+                         % (fmt.name, len(runs)))
     for run in runs:        # a run stored by an older osmeter may hold what import refuses
         try:
             exchange.check_document(exchange.run_to_document(run))
@@ -71,15 +81,19 @@ def handle_import(args) -> int:
     twice = sorted({i for i in ids if ids.count(i) > 1})
     if twice:
         raise UsageError("run %s is in more than one of the files" % ", ".join(twice))
-    store = open_store(args)
-    known = {r["id"] for r in store.list_runs()}
-    for run in runs:
-        if run.id in known and not args.replace:
-            raise UsageError("run %s is already stored (use --replace to overwrite it)" % run.id)
-    for run in runs:
-        try:        # checked again inside the transaction: another import may be quicker
-            store.save_run(run, replace=args.replace)
-        except AlreadyStored as e:
-            raise UsageError(str(e)) from None
-        print("imported run %s%s" % (run.id, " (%s)" % run.label if run.label else ""))
+    with open_store(args) as store:
+        if not (args.replace or args.skip_existing):
+            for run in runs:
+                if store.has_run(run.id):
+                    raise UsageError("run %s is already stored (use --replace to overwrite "
+                                     "it, or --skip-existing to leave it)" % run.id)
+        for run in runs:
+            try:    # checked inside the transaction: another import may be quicker
+                store.save_run(run, replace=args.replace)
+            except AlreadyStored as e:
+                if not args.skip_existing:
+                    raise UsageError(str(e)) from None
+                print("skipped run %s: already stored" % run.id)
+                continue
+            print("imported run %s%s" % (run.id, " (%s)" % run.label if run.label else ""))
     return 0

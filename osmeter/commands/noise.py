@@ -13,7 +13,7 @@ import sys
 
 from .. import display
 from .. import noise as noisemod
-from .common import fail, load_run_ref, open_store
+from .common import RunSource, add_where, fail, load_run_ref, open_store
 
 
 def register(subparsers) -> None:
@@ -25,6 +25,7 @@ def register(subparsers) -> None:
                     "run with that label).")
     s.add_argument("runs", nargs="*", metavar="RUN", help="runs of one system (ids, labels, "
                    "files); at least two")
+    add_where(s)
     s.add_argument("--name", help="store the profile under this name (default: the runs' "
                    "common label)")
     s.add_argument("-o", "--output", metavar="FILE", help="also write the profile to FILE "
@@ -47,12 +48,12 @@ def expand(refs: list[str], store) -> list[str]:
 def handle(args) -> int:
     store = open_store(args, readonly=args.list or args.show is not None)
     if args.list:
-        if args.runs or args.show:
+        if args.runs or args.show or args.where:
             return fail("--list takes no runs")
         profiles = store.list_noise()
         if not profiles:
             print("no noise profiles stored in %s (record one: osmeter noise RUN RUN ...)"
-                  % store.path)
+                  % store.location)
         rows = [[p["name"], p["created"], str(len(p["runs"])), ", ".join(p.get("hosts") or []),
                  "smoke" if p.get("smoke") else ""] for p in profiles]
         if rows:
@@ -60,11 +61,14 @@ def handle(args) -> int:
         return 0
     try:
         if args.show:
-            if args.runs:
+            if args.runs or args.where:
                 return fail("--show takes no runs")
             profile = noisemod.load(args.show, args.db)
         else:
             refs = expand(args.runs, store)
+            if args.where:
+                with RunSource(args.db) as source:
+                    refs += [i for i in source.selected_ids(args.where) if i not in refs]
             if len(refs) < 2:
                 return fail("give at least two runs of the same system (or a label that "
                             "several runs share); five or more give a usable estimate")
@@ -90,7 +94,7 @@ def handle(args) -> int:
         print(describe(profile))
     if not args.show:
         print("stored as noise profile %r in %s; use it: osmeter compare A B --noise %s"
-              % (profile.name, store.path, profile.name), file=sys.stderr)
+              % (profile.name, store.location, profile.name), file=sys.stderr)
     return 0
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import sys
 
 from .. import compare as cmpmod
+from .. import fleet as fleetmod
 from .. import studies
-from .common import fail, load_runs
+from .common import add_where, fail, load_runs
+from .fleet import add_fleet_options
 
 TITLE = "osmeter report"
 
@@ -17,9 +19,11 @@ def register(subparsers) -> None:
                     "tables, bar charts with intervals, curves over size, scalability scatters.")
     s.add_argument("runs", nargs="*", metavar="RUN",
                    help="runs (id, label, 'latest' or JSON file); default: the latest run")
+    add_where(s)
     s.add_argument("-o", "--output", default="report.html", metavar="FILE",
                    help="HTML file to write (default %(default)s)")
-    s.add_argument("--baseline", metavar="RUN", help="run the others are compared with "
+    s.add_argument("--baseline", metavar="RUN|KEY=GLOB,...", help="run the others are "
+                   "compared with: a run's name or conditions like --where's joined by commas "
                    "(default: the first)")
     s.add_argument("--figures", metavar="DIR", help="also write every figure as an SVG file")
     s.add_argument("--png", action="store_true", help="with --figures: PNG copies too "
@@ -30,6 +34,10 @@ def register(subparsers) -> None:
                    help="add a study laid out in the paper's order with the runs beside it "
                    "(%s; repeatable)" % ", ".join(studies.IDS))
     s.add_argument("--title", default=TITLE, help="page title")
+    s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
+                   "in every plot, outliers named) for fewer than %d runs too; it is the "
+                   "report from %d runs on" % (fleetmod.MIN_RUNS, fleetmod.MIN_RUNS))
+    add_fleet_options(s)
     s.set_defaults(func=handle)
 
 
@@ -53,7 +61,10 @@ def handle(args) -> int:
     from ..report import html
     if args.png and not args.figures:
         return fail("--png goes with --figures DIR")
-    runs, base = load_runs(args.runs or ["latest"], args.baseline, args.db)
+    named = args.runs or ([] if args.where else ["latest"])
+    runs, base = load_runs(named, args.baseline, args.db, args.where)
+    if args.fleet or len(runs) >= fleetmod.MIN_RUNS or args.by or args.bench:
+        return write_fleet(args, runs)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
                         args.title, args.study or [])
@@ -67,4 +78,24 @@ def handle(args) -> int:
                                        ", also as %s files in %s"
                                        % ("SVG and PNG" if args.png else "SVG", args.figures)
                                        if args.figures else ""), file=sys.stderr)
+    return 0
+
+
+def write_fleet(args, runs) -> int:
+    """The fleet report of the runs (report/fleet.py)."""
+    from ..report import fleet as fleet_report
+    if args.png or args.references or args.study:
+        return fail("--png, --references and --study belong to the comparison report, not "
+                    "the fleet report (%d runs)" % len(runs))
+    try:
+        fleet = fleetmod.analyse(runs, args.by, args.bench)
+        title = args.title if args.title != TITLE else "osmeter fleet report"
+        figures = fleet_report.write(fleet, args.output, title, args.figures)
+    except fleetmod.FleetError as e:
+        return fail(str(e))
+    except OSError as e:
+        return fail("cannot write the report: %s" % e)
+    print("wrote the fleet report of %d runs to %s (%d figures)" % (len(runs), args.output,
+                                                                   len(figures)),
+          file=sys.stderr)
     return 0

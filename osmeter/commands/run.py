@@ -115,7 +115,7 @@ def handle(args) -> int:
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
              if args.until_ci else runs,
-             " x %d variants" % len(variants) if len(variants) > 1 else "", store.path),
+             " x %d variants" % len(variants) if len(variants) > 1 else "", store.location),
           file=sys.stderr)
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
@@ -145,7 +145,7 @@ def handle(args) -> int:
             exchange.write_run_file(run, path)
             print("results file: %s" % path)
     if kept.stored:
-        print("stored as run %s in %s" % (", ".join(kept.stored), store.path))
+        print("stored as run %s in %s" % (", ".join(kept.stored), store.location))
     timing = done[0].environment.get("timing") or {} if done else {}
     if timing.get("first_estimate_s") is not None and not kept.problems:
         print("measured for %s (estimated %s at the start)" % (

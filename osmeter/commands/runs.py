@@ -1,29 +1,32 @@
-"""`osmeter runs [--json]`: the stored runs."""
+"""`osmeter runs [--where KEY=GLOB] [--json]`: the stored runs."""
 from __future__ import annotations
 
 import json
 import sys
 
-from .. import display
-from .common import open_store
+from .. import display, selection
+from .common import add_where, open_store
 
 
 def register(subparsers) -> None:
     s = subparsers.add_parser("runs", help="list stored runs")
+    add_where(s)
     s.add_argument("--json", action="store_true",
                    help="the stored runs as a JSON list (id, label, started, status, suite, host, ...)")
     s.set_defaults(func=handle)
 
 
 def handle(args) -> int:
-    store = open_store(args, readonly=True)
-    runs = store.list_runs()
+    chosen = selection.parse(args.where)
+    with open_store(args, readonly=True) as store:
+        runs = chosen.runs(store)
     if args.json:
         json.dump(runs, sys.stdout, indent=1)
         print()
         return 0
     if not runs:
-        print("no runs stored in %s" % store.path)
+        print("no runs %sin %s" % ("matching %s " % chosen if chosen else "stored ",
+                                   store.location))
         return 0
     rows = [[r["id"], r["label"] or "", r["started"], r["status"] + (" smoke" if r["smoke"] else ""),
              r["suite"] or "custom", r["host"] or "", r["kernel"] or "", str(r["results"])]

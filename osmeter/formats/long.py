@@ -1,7 +1,9 @@
 """The long format: one CSV row per sample, for R, pandas, spreadsheets and fleets.
 
-Columns: run, label, host, kernel, benchmark, metric, unit, better, parameters (the
-benchmark's parameters as compact JSON with sorted keys), x_name, x, repetition, value.
+Columns: run, label, host, kernel, os, cpu, started, benchmark, metric, unit, better,
+parameters (the benchmark's parameters as compact JSON with sorted keys), x_name, x,
+repetition, value.  The system's columns are those a fleet is grouped by (kernel, OS,
+CPU model) and `started` puts runs on a time line.
 Several runs go into one file, so a fleet's or a comparison's samples stay together.
 Lost: summaries, intervals, warnings, notes and the rest of the system description
 (they can be recomputed or looked up by run id); skipped and failed results have no
@@ -13,10 +15,11 @@ import csv
 import io
 import json
 
+from ..model import system_keys
 from . import Export, Format, not_measured_note
 
-FIELDS = ["run", "label", "host", "kernel", "benchmark", "metric", "unit", "better",
-          "parameters", "x_name", "x", "repetition", "value"]
+FIELDS = ["run", "label", "host", "kernel", "os", "cpu", "started", "benchmark", "metric",
+          "unit", "better", "parameters", "x_name", "x", "repetition", "value"]
 
 
 def _number(v) -> str:
@@ -28,9 +31,9 @@ def _number(v) -> str:
 def rows(runs):
     """One dict per sample of every run (FIELDS as keys, strings as values)."""
     for run in runs:
-        si = run.sysinfo
-        common = {"run": run.id, "label": run.label or "", "host": si.get("hostname") or "",
-                  "kernel": (si.get("kernel") or {}).get("release") or ""}
+        system = system_keys(run.sysinfo)
+        common = {"run": run.id, "label": run.label or "", "started": run.started,
+                  **{k: system[k] or "" for k in ("host", "kernel", "os", "cpu")}}
         for r in run.results:
             params = json.dumps(r.params, sort_keys=True, separators=(",", ":"),
                                 ensure_ascii=False)
@@ -53,6 +56,7 @@ def render(runs) -> Export:
     return Export(buf.getvalue(), left, n)
 
 
-FORMAT = Format("long", render, "CSV, one row per sample (run, host, kernel, benchmark, "
-                "metric, parameters, x, repetition, value); several runs in one file",
+FORMAT = Format("long", render, "CSV, one row per sample (run, host, kernel, os, cpu, "
+                "started, benchmark, metric, parameters, x, repetition, value); several runs "
+                "in one file",
                 several_runs=True)

@@ -411,6 +411,13 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
     """Write the report (and each figure as an SVG file when figures_dir is given);
     returns the figures' file names.  The runner can call this after a run."""
     text, figures = render(cmp, references, title, studies)
+    return write_page(path, text, figures, figures_dir)
+
+
+def write_page(path: str, text: str, figures: list[tuple[str, str]],
+               figures_dir: str | None) -> list[str]:
+    """Write a page and, when figures_dir is given, each figure as an SVG file; the
+    figures' file names.  (The comparison and the fleet report alike.)"""
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     if figures_dir:
