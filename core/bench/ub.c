@@ -14,7 +14,8 @@
  * UnixBench counts loops for a fixed time (10 s x 10 samples, 30 s x 3 for spawn and
  * execl); here a calibrated batch of loops is timed on the monotonic clock, which gives
  * the same rate, as many samples of half the time (5 s, 15 s: the "duration" note;
- * bench/duration_cv.py compares the run-to-run CV).  UnixBench does not pin its processes, so pin=none is the default here.
+ * bench/duration_cv.py compares the run-to-run CV).  UnixBench does not pin its
+ * processes, so pin=none is the default here.
  * The front-end (osmeter/families/ub.py) turns loops per second into UnixBench's index,
  * 10 x measured / baseline of the SPARCstation 20-61 "George".
  */
