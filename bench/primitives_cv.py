@@ -2,7 +2,7 @@
 """osmeter's own precision beside the machine's: run-to-run CV of primitives measured by
 osmeter and by `perf bench` under the same conditions, side by side.
 
-    python3 bench/precision.py [--procs 7] [--only NAME,...]
+    python3 bench/primitives_cv.py [--procs 7] [--only NAME,...]
 
 Each repetition is one process of each tool, alternated (so a shared machine's drift
 falls on both alike); the CV is that of the per-process figures (osmeter: the median of
