@@ -6,7 +6,8 @@ machine hits every configuration alike:
 
   1. wrk              -> nginx        the reference
   2. osmeter's client -> nginx        (net.http_throughput target=...): the client must
-                                      not be the bottleneck, so within 20% of wrk
+                                      not be the bottleneck: at least 0.9x wrk
+                                      (issue 21); above 1.2x wrk is the limit
   3. wrk              -> osmeter-core httpd: osmeter's server against nginx, printed
 
 for a small (1 KiB) and a large (1 MiB) file with the same keep-alive concurrency.
@@ -39,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CORE = REPO / "core" / "build" / "osmeter-core"
 SIZES = {"small": 1024, "large": 1024 * 1024}
+CLIENT_TARGET = 0.9   # osmeter client / wrk: keeps up with wrk (above 1.2, wrk is the limit)
 PATTERN = b"0123456789abcdefghijklmnopqrstuvwxyz\n"  # what osmeter's server writes
 
 
@@ -228,10 +230,10 @@ def main() -> None:
         print("\nratios")
         for s in SIZES:
             r = med["osm_nginx"][s] / med["wrk_nginx"][s]
-            within = 0.8 <= r <= 1.2
+            within = r >= CLIENT_TARGET
             ok &= within
             print("  client %s: osmeter client / wrk, both driving nginx = %.3f  (target "
-                  "0.80-1.20: %s)%s" % (s, r, "within" if within else "OUTSIDE",
+                  ">= %.2f: %s)%s" % (s, r, CLIENT_TARGET, "within" if within else "OUTSIDE",
                                          "  [faster than wrk: wrk, not nginx, may be the "
                                          "limit here]" if r > 1.2 else ""))
         for s in SIZES:

@@ -105,7 +105,13 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         progress.finish()
     timing = {"measuring_s": round(progress.elapsed(), 3),
               "first_estimate_s": round(progress.first_eta, 3)
-              if progress.first_eta is not None else None}
+              if progress.first_eta is not None else None,
+              # Wall time of each repetition (all variants) beside the core's estimate,
+              # so where a run's time went can be read back (bench/suite_timing.py).
+              "steps": {it.result_id: {"estimated_s": round(eta.declared(catalog, it), 3),
+                                       "measured_s": [round(d, 3)
+                                                      for d in durations[it.result_id]]}
+                        for it in items if durations.get(it.result_id)}}
 
     # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.
     old_quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,

@@ -94,3 +94,4 @@ def test_several_audio_players_report_a_cpu_share_per_count():
         vals = inv.values("cpu", n)
         assert len(vals) == 1 and 0 < vals[0] < 100 * os.cpu_count()
     assert inv.notes["input"].startswith("1 s of a 440 Hz tone")
+    assert inv.notes["duration"].startswith("1 s played per sample (the study's length is not")

@@ -19,6 +19,14 @@ def test_items_report_loops_per_second(smoke, bench):
         assert inv.notes["placement"].startswith("unpinned")   # as UnixBench runs it
 
 
+@pytest.mark.parametrize("bench,unixbench", [("ub.syscall", "10 x 10 s"), ("ub.execl", "3 x 30 s")])
+def test_the_duration_run_is_noted_beside_unixbench_s(smoke, bench, unixbench):
+    # Shorter batches than UnixBench's samples: the result says what ran and what
+    # UnixBench runs, from the parameters actually used.
+    inv = smoke(bench, samples="2", batch_ms="30")
+    assert inv.notes["duration"] == "2 x 0.03 s (UnixBench 4.1.0: %s)" % unixbench
+
+
 def test_pinning_is_available(smoke):
     assert smoke("ub.ctx", pin="same").notes["placement"].startswith("all processes pinned")
 

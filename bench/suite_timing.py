@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Where a suite's time goes: wall time of each benchmark beside its estimate, and the
+total, for one repetition of --suite quick, full or a study suite.
+
+    python3 bench/suite_timing.py --suite quick [--suite full ...] [--runs 1] [--setup]
+    python3 bench/suite_timing.py --run REF [--db PATH]     # a stored run instead
+
+Each suite runs through the real command (`python3 -m osmeter run --suite S --runs N`)
+into a scratch results store; the table comes from what the run recorded itself
+(environment.timing.steps: every repetition's wall time, and the core's estimate).
+--setup also times ./run-benchmarks' set-up (scripts/bootstrap.sh, warm: its stamp
+makes it fast when nothing changed), as a user's quick suite includes it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from osmeter.store import Store  # noqa: E402
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return "load %.2f (1 min) %.2f (5 min) on %d CPUs" % (one, five, os.cpu_count() or 0)
+
+
+def print_table(run) -> float:
+    """The per-benchmark table of a stored run; returns the summed wall time."""
+    timing = run.environment.get("timing") or {}
+    steps = timing.get("steps")
+    if not steps:
+        print("run %s recorded no per-benchmark timing (made before it was recorded)" % run.id)
+        return float("nan")
+    rows = sorted(steps.items(), key=lambda kv: -sum(kv[1]["measured_s"]))
+    total_m = sum(sum(s["measured_s"]) for _, s in rows)
+    print("%-28s %8s %9s %9s %6s %6s" % ("benchmark", "est s", "wall s", "per rep", "ratio",
+                                        "share"))
+    for bench, s in rows:
+        reps = s["measured_s"]
+        per = sum(reps) / len(reps)
+        est = s["estimated_s"]
+        print("%-28s %8.1f %9.1f %9.1f %6s %5.1f%%"
+              % (bench, est, sum(reps), per, "%.2f" % (per / est) if est else "-",
+                 100 * sum(reps) / total_m if total_m else 0))
+    reps = max(len(s["measured_s"]) for _, s in rows)
+    est_total = sum(s["estimated_s"] for _, s in rows) * reps
+    print("%-28s %8.1f %9.1f   (%d benchmarks x %d repetition%s; run's own clock %.1f s,"
+          " first ETA %s s)"
+          % ("TOTAL", est_total, total_m, len(rows), reps, "" if reps == 1 else "s",
+             timing.get("measuring_s", float("nan")), timing.get("first_estimate_s")))
+    return total_m
+
+
+def run_suite(suite: str, runs: int, db: str) -> tuple[str, float]:
+    label = "suite-timing-%s-%d" % (suite, int(time.time()))
+    cmd = [sys.executable, "-m", "osmeter", "run", "--suite", suite, "--runs", str(runs),
+           "--label", label]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, OSMETER_DB=db),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if proc.returncode not in (0, 1):   # 1: some benchmark failed; the run is stored
+        sys.exit("osmeter run --suite %s failed (%d): %s" % (suite, proc.returncode,
+                                                            proc.stderr.strip()[-500:]))
+    return label, wall
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", action="append", default=[])
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--run", help="show a stored run instead of running a suite")
+    ap.add_argument("--db", help="results store of --run (default: the user's)")
+    ap.add_argument("--setup", action="store_true", help="also time scripts/bootstrap.sh")
+    args = ap.parse_args()
+    if args.run:
+        with Store(args.db, readonly=True) as store:
+            run = store.load_run(args.run)
+        print("# run %s (suite %s), %s now" % (run.id, run.suite, load()))
+        print_table(run)
+        return 0
+    if args.setup:
+        print("# %s" % load())
+        t0 = time.monotonic()
+        subprocess.run(["sh", "scripts/bootstrap.sh"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print("set-up (scripts/bootstrap.sh): %.1f s\n" % (time.monotonic() - t0))
+    with tempfile.TemporaryDirectory(prefix="suite-timing-") as tmp:
+        db = os.path.join(tmp, "results.sqlite")
+        for suite in args.suite or ["quick"]:
+            print("# --suite %s --runs %d: %s at the start" % (suite, args.runs, load()))
+            label, wall = run_suite(suite, args.runs, db)
+            with Store(db, readonly=True) as store:
+                run = store.load_run(label)
+            print_table(run)
+            print("whole command %.1f s (%.1f min); %s at the end\n"
+                  % (wall, wall / 60, load()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
