@@ -100,7 +100,9 @@ def judge(summary: dict, bench: str, shape: str, metric: str, unit: str, seen: l
     """Disturbed where what happened meanwhile could move the result by as much as a
     verdict needs (2%, or its own spread if larger) and can move a metric like it;
     imprecise where its spread is above its kind's."""
-    floor = max(monitor.MIN_EFFECT, summary.get("cv") or 0.0)
+    # Against the spread its kind reaches at rest, not this run's: a disturbance that
+    # inflated the spread would otherwise hide itself (a hog on its CPU: CV 100%).
+    floor = max(monitor.MIN_EFFECT, precision.kind_of(bench, shape, metric).spread or 0.0)
     return [f for f in monitor.judge(seen, cpus, at_rest, floor)
             if can_move(f.reason, metric, unit)] + precision.judge(summary, bench, shape,
                                                                    metric)

@@ -176,5 +176,6 @@ def test_a_hog_on_the_measuring_cpu_is_found_where_it_disturbs(runs):
         assert "other processes" in f.text and f.advice
     # The summary's last line names the cause and where.
     line = count_line(hogged)
-    assert "disturbed (other processes on CPU %d during" % cpu in line
+    assert "results disturbed (other processes" in line
+    assert "other processes on CPU %d during" % cpu in line
     assert line in " ".join(hogged["stdout"].split())
