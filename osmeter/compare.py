@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from statistics import fmean, median
 
 from . import significance as sig
-from . import stats
+from . import flags, stats
 from .model import Result, Run
 
 CPU_BENCH = "cpu.integer"      # the raw-speed measure that stands in for MIPS
@@ -125,6 +125,9 @@ class Cell:
     result: Result | None = None
     ci_level: float | None = None    # actual level of [ci_low, ci_high]
     ci_method: str | None = None     # "order statistics" or "bootstrap" (old runs)
+    standing: str | None = None      # disturbed | imprecise | ... (osmeter.flags), or None
+    disturbed: str = ""              # what disturbed it: 'other processes on CPU 1'
+    caveat: str = ""                 # on its verdict: 'disturbed in B: other processes ...'
 
     @property
     def interval_note(self) -> str:
@@ -219,7 +222,8 @@ def _cell(res: Result) -> Cell:
     lo, hi, level, method = interval if interval else (None, None, None, None)
     return Cell(median=med, ci_low=lo, ci_high=hi, ci_level=level, ci_method=method,
                 n=int(s.get("n") or len(res.samples)), reps=reps, status=res.status,
-                reason=res.reason, curve_class=curve.get("class"), result=res)
+                reason=res.reason, curve_class=curve.get("class"), result=res,
+                standing=flags.standing(res), disturbed=flags.disturbance_text(res))
 
 
 def cpu_speed(run: Run) -> float | None:
@@ -261,9 +265,11 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                   better=first.better, shape=first.shape,
                   cells=[_cell(r) if r is not None else None for r in results])
         _fill_row(row, baseline, speeds, alpha, min_effect, noise, [r.name for r in runs])
-        row.notes += _once_per_row(
-            "unreliable", [(run.name, "; ".join(res.warnings)) for run, res in zip(runs, results)
-                           if res is not None and res.warnings], len(runs))
+        for kind in (flags.DISTURBED, flags.IMPRECISE, flags.INCOMPLETE, flags.UNRELIABLE):
+            row.notes += _once_per_row(kind, [
+                (run.name, "; ".join(f.text for f in flags.of(res) if f.kind == kind))
+                for run, res in zip(runs, results)
+                if res is not None and kind in flags.kinds(res)], len(runs))
         rows.append(row)
     cats = sorted({r.category for r in rows}, key=family_sort_key)
     diff, same = metadata_diff(runs)
@@ -308,6 +314,7 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
         if i == baseline or ok[i] is None or ok[baseline] is None:
             continue
         c.ratio = sig.speed_ratio(base.median, c.median, row.better)
+        c.caveat = disturbed_caveat(base, c, names[baseline], names[i])
         if row.shape != "derived":
             c.verdict = _test(row, baseline, i, alpha, min_effect, between)
             if c.verdict.ratio is not None:
@@ -327,6 +334,15 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
     for a, b in ((order[1], order[0]), (order[-2], order[-1])):
         if (a, b) not in row.tests and (b, a) not in row.tests:
             _test(row, a, b, alpha, min_effect, between)
+
+
+def disturbed_caveat(base: Cell, c: Cell, base_name: str, name: str) -> str:
+    """What a verdict between two cells must say when either was disturbed: 'disturbed
+    in B: other processes on CPU 1' (the difference may be the disturbance's)."""
+    parts = [(n, x.disturbed) for n, x in ((base_name, base), (name, c)) if x.disturbed]
+    if not parts:
+        return ""
+    return "disturbed in " + "; ".join("%s (%s)" % p for p in parts)
 
 
 def _once_per_row(what: str, by_run: list[tuple[str, str]], nruns: int) -> list[str]:

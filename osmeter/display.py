@@ -12,22 +12,41 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import curves, stats
+from . import curves, flags, stats
 from .compare import family_sort_key
 from .model import Result, Run
+from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
 from .report import numbers
 
 DEFAULT_WIDTH = 100          # when the output is not a terminal
-UNRELIABLE_MARK = "!"
+DISTURBED_MARK = "!"
+IMPRECISE_MARK = "~"
 FAILED_MARK = "x"
+UNRELIABLE_MARK = DISTURBED_MARK     # results of older versions: "unreliable", one mark
 
-# How a warning is shown in a table: (pattern at its start, tag, the tag's meaning).
-# The full text stays in `osmeter show` and the report.
-WARNING_TAGS = (
-    (r"noisy:", "noisy", "run-to-run variation above %g%% (the CV column)"
-     % (100 * stats.NOISY_CV)),
-    (r"only \d+ repetitions?", "few-reps", "fewer than %d repetitions: the interval is "
-     "weak or missing" % stats.FEW_REPETITIONS),
+# How a flag is shown in a table: its tag by reason, and the tag's meaning with what to
+# do.  The full text stays in `osmeter show` and the report.
+FLAG_TAGS = {
+    flags.OTHER_PROCESSES: ("busy", "other processes took CPU time from the benchmark: "
+                            "quiet the machine and run again"),
+    flags.STEAL: ("steal", "the hypervisor stole more CPU time than this machine's at "
+                  "rest: run again later, or on dedicated vCPUs"),
+    flags.CLOCK: ("clock", "the CPU clock changed: fix the governor, turn turbo off "
+                  "(osmeter check)"),
+    flags.THROTTLING: ("throttled", "the CPU was throttled for heat: let it cool"),
+    flags.SPREAD: ("imprecise", "its run-to-run spread is above what its kind of "
+                   "benchmark reaches at rest: more repetitions (--runs 10) or a longer "
+                   "preset"),
+    flags.FAILED_REPETITIONS: ("incomplete", "some repetitions failed; the rest were used"),
+}
+MARKS = {flags.DISTURBED: DISTURBED_MARK, flags.IMPRECISE: IMPRECISE_MARK,
+         flags.INCOMPLETE: DISTURBED_MARK, flags.UNRELIABLE: UNRELIABLE_MARK}
+
+# Warnings stored as plain strings by older versions: (pattern at its start, tag, meaning).
+LEGACY_TAGS = (
+    (r"noisy:", "noisy", "run-to-run variation above 5% (the CV column)"),
+    (r"only \d+ repetitions?", "few-reps", "fewer than 3 repetitions: the interval is weak "
+     "or missing"),
     (r"\d+ of \d+ repetitions did not complete", "incomplete",
      "some repetitions failed; the rest were used"),
     (r"other processes used", "busy", "other processes used the CPUs meanwhile"),
@@ -53,14 +72,27 @@ def terminal_width(stream=None) -> int:
     return DEFAULT_WIDTH
 
 
-def tag_of(warning: str) -> tuple[str, str]:
-    """(tag, meaning) of one warning text."""
-    for pattern, tag, meaning in WARNING_TAGS:
-        if re.match(pattern, warning):
+def tag_of(warning) -> tuple[str, str]:
+    """(tag, meaning) of one stored warning: a flag by its reason, an old plain string by
+    its words."""
+    f = flags.read(warning)
+    if not f.legacy and f.reason in FLAG_TAGS:
+        return FLAG_TAGS[f.reason]
+    for pattern, tag, meaning in LEGACY_TAGS:
+        if re.match(pattern, f.text):
             return tag, meaning
-    head = warning.split(":", 1)[0]
-    head = head if len(head) <= 16 else " ".join(warning.split()[:2])
-    return head.replace(" ", "-"), warning
+    head = f.text.split(":", 1)[0]
+    head = head if len(head) <= 16 else " ".join(f.text.split()[:2])
+    return head.replace(" ", "-"), f.text
+
+
+def mark_of(results) -> str:
+    """The row's mark: disturbed (or unreliable, old runs) before imprecise."""
+    standings = {flags.standing(r) for r in results}
+    for kind in (flags.DISTURBED, flags.INCOMPLETE, flags.UNRELIABLE, flags.IMPRECISE):
+        if kind in standings:
+            return MARKS[kind]
+    return " "
 
 
 def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
@@ -138,8 +170,7 @@ def _point_row(r: Result, common, label: str | None = None) -> SummaryRow:
         div, _ = numbers.scale(s["median"], r.unit)
         cells = (median_text(r), interval_text(s, div, common),
                  "%.1f%%" % (100 * s.get("cv", 0.0)))
-    return SummaryRow(label or r.label, r.bench, cells=cells, tags=tags,
-                      mark=UNRELIABLE_MARK if r.warnings else " ")
+    return SummaryRow(label or r.label, r.bench, cells=cells, tags=tags, mark=mark_of([r]))
 
 
 def _sweep_label(r: Result) -> str:
@@ -175,9 +206,8 @@ def _sweep_row(points: list[Result], plateaus: list[Result], common) -> SummaryR
     tags = []
     for p in points + plateaus:
         tags += [t for t in (tag_of(w)[0] for w in p.warnings) if t not in tags]
-    noisy = any(p.warnings for p in points + plateaus)
-    return SummaryRow(label, first.bench, text=text, tags=tags,
-                      mark=UNRELIABLE_MARK if noisy else " ", kind="sweep")
+    return SummaryRow(label, first.bench, text=text, tags=tags, mark=mark_of(points + plateaus),
+                      kind="sweep")
 
 
 def curve_text(r: Result) -> str:
@@ -200,13 +230,29 @@ def _scatter_row(r: Result) -> SummaryRow:
     span = " %s %s–%s," % (r.x_name or "x", numbers.coordinate(min(xs), r.x_name),
                            numbers.coordinate(max(xs), r.x_name)) if xs else ""
     text = "%s points,%s %s" % (numbers.number(r.summary.get("n", 0)), span, curve_text(r))
-    return SummaryRow(r.label, r.bench, text=text, tags=tags,
-                      mark=UNRELIABLE_MARK if tags else " ", kind="scatter")
+    mark = mark_of([r])
+    if mark == " " and curve.get("agree") is False:
+        mark = IMPRECISE_MARK        # its repetitions disagree: a matter of precision
+    return SummaryRow(r.label, r.bench, text=text, tags=tags, mark=mark, kind="scatter")
 
 
 def _not_run_row(r: Result) -> SummaryRow:
     return SummaryRow(r.bench, r.bench, text="%s: %s" % (r.status, r.reason or "no reason"),
                       mark=FAILED_MARK if r.status == "failed" else " ", kind="not run")
+
+
+def _too_short_row(rs: list[Result]) -> SummaryRow:
+    """A benchmark's phases too short to time alone, in one line."""
+    took = [r.extra.get(TOO_SHORT_KEY) for r in rs]
+    took = sorted(t for t in took if isinstance(t, (int, float)))
+    span = ""
+    if took:
+        span = numbers.quantity(took[0], "s") if len(took) == 1 else "%s–%s" % (
+            numbers.quantity(took[0], "s"), numbers.quantity(took[-1], "s"))
+    return SummaryRow(rs[0].bench, rs[0].bench, kind="not run", text="%s: %s (timed once per "
+                      "repetition%s; osmeter show says more)" % (
+                          ", ".join(r.metric for r in rs), TOO_SHORT,
+                          ", " + span if span else ""))
 
 
 def summary_rows(results: list[Result], condense_sweeps: bool = True,
@@ -223,8 +269,12 @@ def summary_rows(results: list[Result], condense_sweeps: bool = True,
             rows.append(_not_run_row(mine[0]))
             continue
         done = set()
+        short = [r for r in mine if too_short(r)]
         for r in mine:
-            if r.status != "ok":
+            if too_short(r):
+                if r is short[0]:
+                    rows.append(_too_short_row(short))
+            elif r.status != "ok":
                 rows.append(_not_run_row(r))
             elif r.shape == "sweep":
                 if r.metric in done:
@@ -330,9 +380,19 @@ def render_rows(groups, width: int) -> list[str]:
     return [l.rstrip() for l in out]
 
 
+MARK_WORDS = {
+    flags.DISTURBED: "disturbed: something outside the benchmark interfered enough to "
+                     "change a verdict",
+    flags.IMPRECISE: "imprecise: its own spread is too large for the precision it claims",
+    flags.INCOMPLETE: "some repetitions failed",
+    flags.UNRELIABLE: "unreliable (an older osmeter's judgement)",
+}
+
+
 def legend_lines(results: list[Result], groups, common, shared: list[str], width: int,
                  run_ref: str = "RUN") -> list[str]:
-    """Below the table: the interval's level, what the marks and tags mean."""
+    """Below the table: the interval's level, what the marks and tags mean and what to
+    do; last, the count of disturbed and imprecise results."""
     rows = [r for _, rs in groups for r in rs]
     lines = []
     if shared:
@@ -341,11 +401,16 @@ def legend_lines(results: list[Result], groups, common, shared: list[str], width
     if advice:
         lines.append(advice)
     marks = {r.mark for r in rows}
-    if UNRELIABLE_MARK in marks or FAILED_MARK in marks:
-        lines.append("Marks: %s" % "; ".join(
-            m for m in ("%s unreliable (the notes say why)" % UNRELIABLE_MARK
-                        if UNRELIABLE_MARK in marks else "",
-                        "%s failed" % FAILED_MARK if FAILED_MARK in marks else "") if m))
+    standings = {flags.standing(r) for r in results} - {None}
+    words = ["%s %s" % (MARKS[k], MARK_WORDS[k]) for k in (
+        flags.DISTURBED, flags.INCOMPLETE, flags.UNRELIABLE, flags.IMPRECISE)
+        if k in standings and MARKS[k] in marks]
+    if IMPRECISE_MARK in marks and flags.IMPRECISE not in standings:
+        words.append("%s the repetitions' curves disagree" % IMPRECISE_MARK)
+    if FAILED_MARK in marks:
+        words.append("%s failed" % FAILED_MARK)
+    if words:
+        lines.append("Marks: %s." % "; ".join(words))
     meanings = {}
     for r in results:
         for w in r.warnings:
@@ -356,13 +421,17 @@ def legend_lines(results: list[Result], groups, common, shared: list[str], width
     if used:
         lines.append("Notes: " + "; ".join("%s = %s" % (t, meanings[t]) for t in used) +
                      ". In full: osmeter show %s." % run_ref)
+    count = flags.count_line(results)
+    if count:
+        lines.append(count)
     return [l for line in lines for l in textwrap.wrap(line, width, subsequent_indent="  ")]
 
 
 def results_table(results: list[Result], condense_sweeps: bool = False,
                   width: int | None = None, run_ref: str = "RUN") -> str:
     """The results grouped by family, one line per point and per curve, within `width`
-    columns, with the legend of its marks and notes below."""
+    columns, with the legend of its marks and notes below and, last, how many results
+    were disturbed or imprecise."""
     width = width or terminal_width()
     common = common_level(results)
     groups = summary_rows(results, condense_sweeps, common)
@@ -373,11 +442,16 @@ def results_table(results: list[Result], condense_sweeps: bool = False,
 
 
 def full_notes(results: list[Result], width: int | None = None) -> str:
-    """Every warning and note of every result in full (for `osmeter show`)."""
+    """Every flag and note of every result in full (for `osmeter show`), and once each,
+    what to do about them."""
     width = width or terminal_width()
-    out = []
+    out, todo = [], {}
     for r in results:
-        texts = list(r.warnings)
+        texts = []
+        for f in flags.of(r):
+            texts.append(f.text if f.legacy else "%s: %s" % (f.kind, f.text))
+            if f.advice:
+                todo.setdefault(tag_of(f)[0], f.advice)
         curve = r.extra.get("curve") or {}
         if curve.get("agree") is False:
             texts.append("repetitions disagree: " + "; ".join(curve.get("disagreements") or []))
@@ -386,9 +460,19 @@ def full_notes(results: list[Result], width: int | None = None) -> str:
             texts.append("stopped by " + (stops if isinstance(stops, str) else "; ".join(stops)))
         if r.status != "ok":
             texts.append("%s: %s" % (r.status, r.reason or "no reason given"))
+        if r.extra.get("too_short"):
+            texts.append(r.extra["too_short"])
         for t in dict.fromkeys(texts):
             out += textwrap.wrap("%s: %s" % (r.label, t), width, subsequent_indent="    ")
-    return "\n".join(["Notes in full:"] + out) if out else ""
+    if not out:
+        return ""
+    out = ["Notes in full:"] + out
+    if todo:
+        out.append("What to do:")
+        for tag, advice in todo.items():
+            out += textwrap.wrap("%s: %s" % (tag, advice), width, initial_indent="  ",
+                                 subsequent_indent="    ")
+    return "\n".join(out)
 
 
 def interval_advice(results: list[Result], common=None) -> str:

@@ -3,6 +3,8 @@
 * Binomial(n, 1/2): the coverage of an interval between two order statistics.
 * Student's t (any positive, also fractional, degrees of freedom): tests and intervals
   on the log scale once between-run noise is part of the variance.
+* Chi-square: how far a spread estimated from n repetitions strays above the true one
+  (the limit beyond which a result is imprecise, osmeter/precision.py).
 
 The t distribution goes through the regularised incomplete beta function, evaluated by
 its continued fraction (Lentz's method), which converges fast everywhere it is used.
@@ -105,3 +107,59 @@ def t_quantile(p: float, df: float) -> float:
         if hi - lo < 1e-13 * max(1.0, hi):
             break
     return t
+
+
+def _lower_gamma_regularised(a: float, x: float) -> float:
+    """P(a, x), the regularised lower incomplete gamma function: its series below a + 1,
+    its continued fraction (Lentz) above."""
+    if x <= 0.0:
+        return 0.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = total = 1.0 / a
+        n = a
+        for _ in range(1000):
+            n += 1.0
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * 3e-16:
+                break
+        return math.exp(log_front) * total
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c, d = 1.0 / tiny, 1.0 / b
+    h = d
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = b + an / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        if abs(d * c - 1.0) < 3e-16:
+            break
+    return 1.0 - math.exp(log_front) * h
+
+
+def chi2_cdf(x: float, df: float) -> float:
+    """P(X <= x) for X ~ chi-square with df degrees of freedom."""
+    return _lower_gamma_regularised(df / 2.0, x / 2.0)
+
+
+def chi2_quantile(p: float, df: float) -> float:
+    """The x with P(X <= x) = p, by bisection (monotone, and only needed for a few df)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("quantile of p=%r" % p)
+    lo, hi = 0.0, max(1.0, df)
+    while chi2_cdf(hi, df) < p:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if chi2_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2.0

@@ -14,6 +14,10 @@ Three outcomes, each a claim that holds at level alpha:
   tell a slowdown of PCT from none.  The rows are named with how many repetitions per
   run would tell them apart.
 
+A row measured while something outside the benchmark disturbed it (osmeter.flags) keeps
+its outcome, and says so: its message names the disturbance, and the gate's note counts
+the rows that did not pass on such measurements.
+
 Rows that one side did not measure (missing, skipped, failed) are listed as "not
 judged" and do not change the outcome; cpu.integer (the yardstick of the machine's raw
 speed) and derived rows are not gated.  Without a between-run noise profile the tests
@@ -59,6 +63,8 @@ class GateRow:
     repetitions: tuple = (0, 0)           # baseline, this run
     repetitions_needed: int | None = None  # per run, to tell a slowdown of PCT from none
     method: str = ""
+    disturbed: str | None = None          # 'disturbed in B (other processes on CPU 1)': the
+                                          # outcome may be the disturbance's
 
 
 @dataclass
@@ -122,6 +128,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False) -> Gate
                 s.estimate_pct, s.low_pct, s.high_pct)
             g.interval_level, g.p_slower, g.p_not_slower = s.level, s.p_slower, s.p_not_slower
             g.method = s.method
+            g.disturbed = c.caveat or None
             judged.append((g, s, between))
     # Holm over the tests that can reach alpha at all (the others can never fail).
     family = [(g, s) for g, s, _ in judged if s.smallest_p <= alpha]
@@ -146,6 +153,12 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False) -> Gate
     elif cmp.noise is None:
         gate.note = ("between-run noise is not accounted for: a difference between two "
                      "runs of one system counts as real (record it with osmeter noise)")
+    disturbed = [g for g, _, _ in judged if g.disturbed and g.outcome != PASS]
+    if disturbed:
+        gate.note = "; ".join(n for n in (gate.note, "%d of the results that did not pass "
+                                          "were measured while something disturbed them: "
+                                          "run them again on a quiet machine before "
+                                          "trusting the outcome" % len(disturbed)) if n)
     cmp.gate = gate
     return gate
 
@@ -162,6 +175,11 @@ def _missing(base, c, base_name: str, name: str) -> str:
 
 
 def _message(g: GateRow, pct: float) -> str:
+    text = _outcome_message(g, pct)
+    return text + ("; " + g.disturbed if g.disturbed else "")
+
+
+def _outcome_message(g: GateRow, pct: float) -> str:
     est = "%.1f%% %s" % (abs(g.slowdown_pct), "slower" if g.slowdown_pct >= 0 else "faster")
     if g.slowdown_low_pct is not None:
         est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (

@@ -1,14 +1,20 @@
-"""Watching for what spoils measurements: other busy processes, load, steal, frequency.
+"""Watching for what spoils measurements: other busy processes, load, steal, frequency,
+thermal throttling; and judging whether what was seen could explain a verdict.
 
 Around every core invocation the runner takes a `Snapshot` before and after; the
-difference says how much CPU time *other* processes used meanwhile (all CPU time
-minus what our own benchmark process tree used), how much a hypervisor stole, and
-whether the CPU clock moved.  The CPU time comes from /proc/stat on Linux,
+difference says how much CPU time *other* processes used meanwhile (CPU time minus
+what our own benchmark process tree used; on Linux per CPU, so that a benchmark pinned
+to one CPU is judged by that CPU), how much a hypervisor stole, whether the CPU clock
+moved and whether the CPU was throttled for heat.  `judge` turns that into
+"disturbed" flags (osmeter/flags.py) where it could move the result by as much as a
+verdict needs; steal is judged against this machine's steal at rest (`at_rest`,
+measured before the run).  The CPU time comes from /proc/stat on Linux,
 kern.cp_time on the BSDs (sysctl) and the Mach host statistics on macOS; busy
 processes from /proc on Linux and ps(1) elsewhere.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import resource
@@ -16,27 +22,38 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import flags
+
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-OTHER_BUSY_CPUS = 0.25     # other processes using a quarter of a CPU or more
-STEAL_FRACTION = 0.02      # more than 2% of CPU time stolen by the hypervisor
-FREQ_CHANGE = 0.10         # a CPU clock that moved by more than 10%
+# A disturbance counts when it could move a result by at least this much, or by its own
+# spread if that is larger: the smallest difference `compare` calls a verdict.
+MIN_EFFECT = 0.02
+MAX_SHARE = 0.95            # beyond this, "others took the CPU" has no meaningful size
 
 
 def _proc_stat():
-    """(busy, steal, total) jiffies summed over all CPUs, or None."""
+    """(all CPUs, {cpu: counts}) from /proc/stat, each (busy, steal, total) jiffies, or
+    (None, {}).  Busy is user + nice + system: time that processes used.  Interrupt time
+    is left out: it is mostly the kernel serving what runs (a network benchmark's own
+    packets), not another process."""
     try:
         with open("/proc/stat") as f:
-            parts = f.readline().split()
+            lines = [l.split() for l in f if l.startswith("cpu")]
     except OSError:
-        return None
-    vals = [int(v) for v in parts[1:]]
-    user, nice, system, idle, iowait, irq, softirq = vals[:7]
-    steal = vals[7] if len(vals) > 7 else 0
-    busy = user + nice + system + irq + softirq
-    return busy, steal, sum(vals[:8])
+        return None, {}
+    every, per_cpu = None, {}
+    for parts in lines:
+        vals = [int(v) for v in parts[1:9]] + [0] * max(0, 9 - len(parts))
+        user, nice, system, idle, iowait, irq, softirq, steal = vals[:8]
+        counts = (user + nice + system, steal, sum(vals[:8]))
+        if parts[0] == "cpu":
+            every = counts
+        elif parts[0][3:].isdigit():
+            per_cpu[int(parts[0][3:])] = counts
+    return every, per_cpu
 
 
 def parse_cp_time(text: str):
@@ -79,31 +96,44 @@ def _mach_cpu_ticks():
 
 
 def _cpu_ticks():
-    """(busy, steal, total) ticks summed over all CPUs, and the tick rate where it is
-    known (Linux: CLK_TCK; elsewhere None: the ticks are then used as proportions)."""
-    stat = _proc_stat()
+    """(busy, steal, total) ticks summed over all CPUs, the same per CPU where the
+    system tells ({} elsewhere), and the tick rate where it is known (Linux: CLK_TCK;
+    elsewhere None: the ticks are then used as proportions)."""
+    stat, per_cpu = _proc_stat()
     if stat is not None:
-        return stat, CLK_TCK
+        return stat, per_cpu, CLK_TCK
     if sys.platform == "darwin":
-        return _mach_cpu_ticks(), None
+        return _mach_cpu_ticks(), {}, None
     if shutil.which("sysctl"):
         try:
             out = subprocess.run(["sysctl", "-n", "kern.cp_time"], capture_output=True,
                                  text=True, timeout=5)
-            return parse_cp_time(out.stdout) if out.returncode == 0 else None, None
+            return parse_cp_time(out.stdout) if out.returncode == 0 else None, {}, None
         except (OSError, subprocess.TimeoutExpired):
             pass
-    return None, None
+    return None, {}, None
 
 
-def _freqs_khz():
-    freqs = []
-    for f in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_cur_freq"):
+def _per_cpu_files(name: str) -> dict:
+    """{cpu: int} of /sys/devices/system/cpu/cpuN/<name> where it exists (Linux)."""
+    out = {}
+    for f in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/" + name):
         try:
-            freqs.append(int(f.read_text()))
+            out[int(f.parents[len(Path(name).parts) - 1].name[3:])] = int(f.read_text())
         except (OSError, ValueError):
             pass
-    return freqs
+    return out
+
+
+def _freqs_khz() -> dict:
+    return _per_cpu_files("cpufreq/scaling_cur_freq")
+
+
+def _throttle_counts() -> dict:
+    """Thermal throttling events so far per CPU (Linux x86: core + package counters)."""
+    core = _per_cpu_files("thermal_throttle/core_throttle_count")
+    package = _per_cpu_files("thermal_throttle/package_throttle_count")
+    return {c: core.get(c, 0) + package.get(c, 0) for c in set(core) | set(package)}
 
 
 def _own_cpu_seconds():
@@ -112,14 +142,24 @@ def _own_cpu_seconds():
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on (all where the system cannot tell)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
 @dataclass
 class Snapshot:
     wall: float
     own_cpu: float
     stat: tuple | None
-    freqs: list
+    freqs: dict                     # cpu -> kHz now
     load: tuple | None
-    tick_hz: float | None = None   # ticks per second of stat, where known
+    tick_hz: float | None = None    # ticks per second of stat, where known
+    per_cpu: dict = field(default_factory=dict)     # cpu -> (busy, steal, total) ticks
+    throttled: dict = field(default_factory=dict)   # cpu -> thermal throttling events
 
     @classmethod
     def take(cls) -> "Snapshot":
@@ -127,26 +167,60 @@ class Snapshot:
             load = os.getloadavg()
         except OSError:
             load = None
-        stat, hz = _cpu_ticks()
-        return cls(time.monotonic(), _own_cpu_seconds(), stat, _freqs_khz(), load, hz)
+        stat, per_cpu, hz = _cpu_ticks()
+        return cls(time.monotonic(), _own_cpu_seconds(), stat, _freqs_khz(), load, hz,
+                   per_cpu, _throttle_counts())
 
 
 @dataclass
 class Interference:
     """What happened on the machine between two snapshots: raw counts, so that several
     repetitions can be added up before anything is judged (one clock tick is 10 ms, a
-    third of a short repetition's window)."""
+    third of a short repetition's window).  Per CPU where the system counts per CPU, so
+    that a benchmark pinned to one CPU is judged by what happened on that CPU."""
     wall_s: float = 0.0
-    other_cpu_s: float | None = None    # CPU time used by processes not ours
+    other_cpu_s: float | None = None    # CPU time used by processes not ours, all CPUs
     steal_ticks: int = 0
     total_ticks: int = 0
     freq_range_khz: tuple | None = None
     load: tuple | None = None
+    own_cpu_s: float = 0.0
+    tick_s: float | None = None         # seconds per tick where known
+    cpu_busy_s: dict = field(default_factory=dict)    # cpu -> CPU seconds busy (anyone)
+    cpu_ticks: dict = field(default_factory=dict)     # cpu -> (steal, total) ticks
+    cpu_freqs: dict = field(default_factory=dict)     # cpu -> (lowest, highest) kHz seen
+    throttled: dict = field(default_factory=dict)     # cpu -> throttling events
 
-    def to_dict(self):
-        return {"wall_s": round(self.wall_s, 4), "other_cpu_s": self.other_cpu_s,
-                "steal_ticks": self.steal_ticks, "total_ticks": self.total_ticks,
-                "freq_range_khz": self.freq_range_khz, "load": self.load}
+    def on(self, cpus) -> dict:
+        """The counts on the CPUs a benchmark was pinned to (`cpus`), or on every CPU
+        osmeter may use (None: unpinned): what `disturbances` judges, and what is
+        stored with each result."""
+        pinned = bool(cpus)
+        cpus = sorted(cpus) if cpus else allowed_cpus()
+        per_cpu = bool(self.cpu_busy_s) and all(c in self.cpu_busy_s for c in cpus)
+        if per_cpu:
+            busy = sum(self.cpu_busy_s[c] for c in cpus)
+            other = max(0.0, busy - self.own_cpu_s)
+            steal = sum(self.cpu_ticks[c][0] for c in cpus)
+            total = sum(self.cpu_ticks[c][1] for c in cpus)
+        else:   # no per-CPU counts here: all CPUs, judged as if unpinned
+            other, steal, total = self.other_cpu_s, self.steal_ticks, self.total_ticks
+            cpus, pinned = list(range(os.cpu_count() or 1)), False
+        freqs = [self.cpu_freqs[c] for c in cpus if c in self.cpu_freqs]
+        return {"cpus": cpus, "pinned": pinned, "ncpus": len(cpus),
+                "wall_s": round(self.wall_s, 4), "own_cpu_s": round(self.own_cpu_s, 4),
+                "other_cpu_s": None if other is None else round(other, 4),
+                "tick_s": self.tick_s, "steal_ticks": steal, "total_ticks": total,
+                "freq_range_khz": (min(f[0] for f in freqs), max(f[1] for f in freqs))
+                if freqs else None,
+                "throttled": sum(self.throttled.get(c, 0) for c in cpus)}
+
+    def to_dict(self, cpus=None):
+        d = {"wall_s": round(self.wall_s, 4), "other_cpu_s": self.other_cpu_s,
+             "steal_ticks": self.steal_ticks, "total_ticks": self.total_ticks,
+             "freq_range_khz": self.freq_range_khz, "load": self.load}
+        d["benchmark_cpus"] = self.on(cpus)
+        return d
 
 
 def busy_cpu_seconds(busy_ticks, total_ticks, tick_hz, wall_s, ncpus):
@@ -159,42 +233,167 @@ def busy_cpu_seconds(busy_ticks, total_ticks, tick_hz, wall_s, ncpus):
 
 
 def between(a: Snapshot, b: Snapshot) -> Interference:
-    out = Interference(wall_s=b.wall - a.wall, load=b.load)
+    out = Interference(wall_s=b.wall - a.wall, load=b.load, own_cpu_s=b.own_cpu - a.own_cpu,
+                       tick_s=1.0 / a.tick_hz if a.tick_hz else None)
     deltas = [y - x for x, y in zip(a.stat, b.stat)] if a.stat and b.stat else []
     if deltas and min(deltas) >= 0:   # a counter that went back (wrapped) says nothing
         busy = busy_cpu_seconds(deltas[0], deltas[2], a.tick_hz, out.wall_s,
                                 os.cpu_count() or 1)
-        out.other_cpu_s = round(max(0.0, busy - (b.own_cpu - a.own_cpu)), 4)
+        out.other_cpu_s = round(max(0.0, busy - out.own_cpu_s), 4)
         out.steal_ticks = deltas[1]
         out.total_ticks = deltas[2]
-    freqs = a.freqs + b.freqs
+    if a.tick_hz:
+        for cpu in set(a.per_cpu) & set(b.per_cpu):
+            d = [y - x for x, y in zip(a.per_cpu[cpu], b.per_cpu[cpu])]
+            if min(d) >= 0:
+                out.cpu_busy_s[cpu] = d[0] / a.tick_hz
+                out.cpu_ticks[cpu] = (d[1], d[2])
+    freqs = list(a.freqs.values()) + list(b.freqs.values())
     if freqs:
         out.freq_range_khz = (min(freqs), max(freqs))
+    for cpu in set(a.freqs) & set(b.freqs):
+        out.cpu_freqs[cpu] = (min(a.freqs[cpu], b.freqs[cpu]), max(a.freqs[cpu], b.freqs[cpu]))
+    for cpu in set(a.throttled) & set(b.throttled):
+        if b.throttled[cpu] > a.throttled[cpu]:
+            out.throttled[cpu] = b.throttled[cpu] - a.throttled[cpu]
     return out
 
 
-def judge(parts: list[Interference]) -> list[str]:
-    """Plain-language warnings about the interference over several repetitions."""
-    warnings = []
-    wall = sum(p.wall_s for p in parts)
-    others = [p.other_cpu_s for p in parts if p.other_cpu_s is not None]
-    # Below a few ticks' worth of time the jiffy counts say nothing.
-    if others and wall >= 0.3:
-        other = sum(others) / wall
-        if other >= OTHER_BUSY_CPUS:
-            warnings.append("other processes used %.2f CPUs on average meanwhile" % other)
-    total = sum(p.total_ticks for p in parts)
-    if total >= 20:
-        steal = sum(p.steal_ticks for p in parts) / total
-        if steal >= STEAL_FRACTION:
-            warnings.append("the hypervisor stole %.1f%% of CPU time meanwhile" % (steal * 100))
-    ranges = [p.freq_range_khz for p in parts if p.freq_range_khz]
+def cpus_of_placement(note) -> list[int] | None:
+    """The CPUs a placement note names ('all processes pinned to CPU 1', 'near end on
+    CPU 0, far end on CPU 1'; a list when repetitions differ); None when unpinned."""
+    notes = note if isinstance(note, list) else [note]
+    cpus = set()
+    for n in notes:
+        if not isinstance(n, str) or n.startswith("unpinned"):
+            return None
+        cpus |= {int(c) for c in re.findall(r"CPU (\d+)", n)}
+    return sorted(cpus) or None
+
+
+# ---- judging: could what happened explain a verdict? -----------------------------------
+
+QUIET_ADVICE = ("quiet the machine (osmeter check names busy processes) and run again; "
+                "for the steadiest numbers keep a CPU for the benchmark (isolcpus, taskset)")
+STEAL_ADVICE = ("the VM's host was busier than at rest: run again later, or on dedicated "
+                "vCPUs or bare metal")
+CLOCK_ADVICE = ("fix the clock: the 'performance' governor and turbo off (osmeter check "
+                "prints the commands)")
+THROTTLE_ADVICE = "let the machine cool down, check its cooling, and run again"
+
+
+def judge(parts: list[Interference], cpus=None, at_rest: dict | None = None,
+          floor: float = MIN_EFFECT) -> list[flags.Flag]:
+    """The disturbances, over the repetitions of one benchmark, that could move its
+    result by at least `floor` (the smallest difference compare would call a verdict for
+    it: 2%, or its own spread if larger).  `cpus`: the CPUs it was pinned to (None:
+    unpinned, any CPU osmeter may use); `at_rest`: this machine's steal before the run
+    (`at_rest()`), which is not a disturbance of this benchmark."""
+    return disturbances([p.on(cpus) for p in parts], at_rest, floor)
+
+
+def others_share(seen: list[dict], floor: float = 0.0) -> float:
+    """The share of the CPU time on the benchmark's CPUs that other processes took, over
+    its repetitions (`Interference.on` of each), or 0 where that does not stand out
+    from tick counting as more than `floor` could explain.
+
+    On the CPUs it was pinned to, or on all it may use when unpinned: an unpinned
+    benchmark is not safe on a machine that looks half idle on average, since others
+    come in bursts that fill every CPU now and then (bench/precision.py measured system
+    calls at 15% spread beside processes that used half of two CPUs, 0.6% at rest).
+
+    Busy time is counted in ticks: each window's count per CPU is off by up to one
+    (variance 1/6), and a CPU busy a small share of the time is counted busy at a few
+    ticks only (Poisson).  A share counts when its ticks lie three standard deviations
+    above what a share of floor / (1 + floor), the largest that moves a result by less
+    than floor, would give."""
+    seen = [s for s in seen if s.get("other_cpu_s") is not None]
+    wall = sum(s["wall_s"] for s in seen)
+    if not seen or wall <= 0:
+        return 0.0
+    ncpus = seen[0]["ncpus"]
+    tick = seen[0].get("tick_s") or 0.01
+    ticks = sum(s["other_cpu_s"] for s in seen) / tick
+    capacity = ncpus * wall / tick
+    usual = floor / (1 + floor) * capacity
+    if ticks <= usual + 3 * math.sqrt(usual + len(seen) * ncpus / 6):
+        return 0.0
+    return min(MAX_SHARE, ticks / capacity)
+
+
+def _where(s: dict) -> str:
+    if s.get("pinned"):
+        return "CPU%s %s" % ("s" if s["ncpus"] > 1 else "", ",".join(map(str, s["cpus"])))
+    return "the %d CPU%s it may use" % (s["ncpus"], "" if s["ncpus"] == 1 else "s")
+
+
+def disturbances(seen: list[dict], at_rest: dict | None = None,
+                 floor: float = MIN_EFFECT) -> list[flags.Flag]:
+    """`judge` on the counts as they are stored with a result (notes.interference[].
+    benchmark_cpus), so that stored runs can be judged again."""
+    seen = [s for s in seen if s]
+    if not seen:
+        return []
+    where = seen[0]["cpus"] if seen[0].get("pinned") else None
+    out = []
+    share = others_share(seen, floor)
+    effect = share / (1 - share)
+    if share and effect >= floor:
+        out.append(flags.Flag(
+            flags.DISTURBED, flags.OTHER_PROCESSES,
+            "other processes took %.0f%% of the CPU time it needed on %s meanwhile: could "
+            "make it up to %.0f%% slower (%.0f%% would change a verdict)" % (
+                100 * share, _where(seen[0]), 100 * effect, 100 * floor),
+            QUIET_ADVICE, round(effect, 4), round(floor, 4), where))
+    steal = sum(s["steal_ticks"] for s in seen)
+    total = sum(s["total_ticks"] for s in seen)
+    if total > 0:
+        usual = (at_rest or {}).get("steal") or 0.0
+        expected = usual * total
+        # Steal comes in ticks too: judge only what stands out from the usual share.
+        if steal > expected + 3 * math.sqrt(expected + 1):
+            share = steal / total
+            effect = (share - usual) / (1 - min(share, MAX_SHARE))
+            if effect >= floor:
+                out.append(flags.Flag(
+                    flags.DISTURBED, flags.STEAL,
+                    "the hypervisor stole %.1f%% of CPU time on %s meanwhile (%s at rest): "
+                    "could make it up to %.0f%% slower" % (
+                        100 * share, _where(seen[0]), "%.1f%%" % (100 * usual)
+                        if at_rest and "steal" in at_rest else "not measured", 100 * effect),
+                    STEAL_ADVICE, round(effect, 4), round(floor, 4), where))
+    ranges = [s["freq_range_khz"] for s in seen if s.get("freq_range_khz")]
     if ranges:
         lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
-        if hi and (hi - lo) / hi > FREQ_CHANGE:
-            warnings.append("the CPU clock varied between %.2f and %.2f GHz"
-                            % (lo / 1e6, hi / 1e6))
-    return warnings
+        effect = hi / lo - 1 if lo > 0 else 0.0
+        if effect >= floor:
+            out.append(flags.Flag(
+                flags.DISTURBED, flags.CLOCK,
+                "the CPU clock varied between %.2f and %.2f GHz meanwhile (%.0f%%)"
+                % (lo / 1e6, hi / 1e6, 100 * effect), CLOCK_ADVICE, round(effect, 4),
+                round(floor, 4), where))
+    events = sum(s.get("throttled") or 0 for s in seen)
+    if events:
+        out.append(flags.Flag(
+            flags.DISTURBED, flags.THROTTLING,
+            "the CPU was throttled for heat %d time%s meanwhile" % (events,
+                                                                   "" if events == 1 else "s"),
+            THROTTLE_ADVICE, None, None, where))
+    return out
+
+
+def at_rest(interval: float = 1.0, before: Snapshot | None = None) -> dict:
+    """This machine's steal when osmeter is not measuring (over `interval` seconds, or
+    since `before`): the baseline steal during a run is judged against."""
+    if before is None:
+        before = Snapshot.take()
+        time.sleep(interval)
+    seen = between(before, Snapshot.take())
+    if not seen.total_ticks:
+        return {}
+    return {"steal": round(seen.steal_ticks / seen.total_ticks, 4),
+            "steal_ticks": seen.steal_ticks, "total_ticks": seen.total_ticks,
+            "window_s": round(seen.wall_s, 2)}
 
 
 def processes():
@@ -266,11 +465,13 @@ def busy_processes(interval: float = 0.5, threshold: float = 0.10) -> list[dict]
 
 
 def before_run() -> dict:
-    """The state of the machine before a run, and warnings about it."""
+    """The state of the machine before a run, and warnings about it; `at_rest` is the
+    steal this machine shows when osmeter is not measuring (the baseline a run's steal
+    is judged against)."""
     snap = Snapshot.take()
-    busy = busy_processes()
+    busy = busy_processes(1.0)
     env = {"load_before": list(snap.load) if snap.load else None, "busy_before": busy,
-           "warnings": []}
+           "at_rest": at_rest(before=snap), "warnings": []}
     ncpu = os.cpu_count() or 1
     if busy:
         env["warnings"].append("busy before the run: " + ", ".join(

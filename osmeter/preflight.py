@@ -192,7 +192,7 @@ def isolated_cpus() -> Finding:
 def load(interval: float = 0.5) -> Finding:
     topic = "Load"
     effect = ("other processes compete for CPUs, caches and memory bandwidth; results "
-              "measured meanwhile are marked UNRELIABLE with the reason")
+              "they could move by a verdict's worth are flagged disturbed, with the reason")
     try:
         load1 = os.getloadavg()[0]
     except OSError:
@@ -248,11 +248,12 @@ def steal(interval: float = 0.5) -> Finding:
     share = seen.steal_ticks / seen.total_ticks
     state = "%.1f%% of CPU time stolen over %.1f s%s" % (
         100 * share, interval, "; virtualisation: %s" % kind if vm else "")
-    if share >= monitor.STEAL_FRACTION:
-        return Finding(topic, ADVICE, state, effect,
+    if share >= monitor.MIN_EFFECT:
+        return Finding(topic, ADVICE, state + "; runs judge their steal against this "
+                       "machine's at rest, but steal this high comes and goes", effect,
                        "use dedicated (pinned) vCPUs or a bare-metal host")
-    return Finding(topic, OK, state + ("; it comes and goes: osmeter watches it during runs"
-                                       if vm else ""))
+    return Finding(topic, OK, state + ("; it comes and goes: osmeter measures it before a "
+                                       "run and flags results that saw more" if vm else ""))
 
 
 CHECKS = (governor, boost, smt, aslr, transparent_huge_pages, isolated_cpus, load, battery,

@@ -120,7 +120,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env_after = monitor.before_run() if not interrupted else {}
         for run, invs in zip(runs, invocations):
-            run.results = results.build_results(catalog, items, invs)
+            run.results = results.build_results(catalog, items, invs,
+                                                run.environment.get("at_rest"))
             results.derive(run)
             if opts.until_ci:
                 adaptive.record(run, opts.until_ci, opts.max_runs)
@@ -128,6 +129,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")
             run.environment["busy_after"] = env_after.get("busy_before")
+            run.environment["at_rest_after"] = env_after.get("at_rest")
             run.environment["timing"] = timing
             if store is not None and (run.results or not interrupted):
                 store.save_run(run)

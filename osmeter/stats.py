@@ -26,8 +26,6 @@ from collections import defaultdict
 from .distributions import binomial_half_cdf
 
 LEVEL = 0.95             # the interval level osmeter aims for
-NOISY_CV = 0.05          # run-to-run CV above this makes a result "unreliable"
-FEW_REPETITIONS = 3      # fewer than this: the interval cannot reflect run-to-run noise
 ORDER_STATISTICS = "order statistics"   # ci_method of the distribution-free interval
 BOOTSTRAP = "bootstrap"                 # what runs stored before ci_method carry
 
@@ -174,22 +172,3 @@ def fmt_percent(level: float) -> str:
     """93.75 -> '93.8', 50 -> '50', 99.2 -> '99.2'."""
     pct = 100.0 * level
     return ("%.1f" % pct).rstrip("0").rstrip(".")
-
-
-def reliability_warnings(summary: dict, noisy_cv: float = NOISY_CV) -> list[str]:
-    """Plain-language reasons a summarised result should not be trusted."""
-    warnings = []
-    if not summary.get("n"):
-        return warnings
-    cv = summary.get("cv", 0.0)
-    if cv > noisy_cv:
-        between = "run-to-run" if summary.get("repetitions", 0) >= 2 else "sample-to-sample"
-        warnings.append("noisy: %s variation %.1f%% exceeds %.0f%%"
-                        % (between, cv * 100, noisy_cv * 100))
-    reps = summary.get("repetitions", 0)
-    if reps < 2:
-        warnings.append("only %d repetition: no interval (run-to-run noise unknown)" % reps)
-    elif reps < FEW_REPETITIONS:
-        warnings.append("only %d repetitions: the interval of the median is %s%%"
-                        % (reps, fmt_percent(order_statistic_level(reps, 1))))
-    return warnings

@@ -11,16 +11,18 @@ from synth import fake_catalog
 
 @pytest.fixture
 def fake_core(monkeypatch):
-    """Benchmark "a" measures 100 ns within 0.1%; "b" scatters by 30%.  Records the order
-    in which the runner asked for repetitions."""
+    """Benchmark "a" measures 100 ns within 0.1%; "b" scatters by 30%, each in batches
+    (three samples a repetition: a single 100 ns timing would be too short to time
+    alone).  Records the order in which the runner asked for repetitions."""
     rng = random.Random(8)
     calls = []
 
     def invoke(bench, **kw):
         calls.append(bench)
         spread = 0.001 if bench == "a" else 0.3
+        level = 100 * (1 + rng.gauss(0, spread))
         return coreproc.Invocation(bench=bench, status="ok", header={"params": {}},
-                                   samples=[("latency", None, 100 * (1 + rng.gauss(0, spread)))])
+                                   samples=[("latency", None, level)] * 3)
     monkeypatch.setattr(coreproc, "invoke", invoke)
     monkeypatch.setattr(coreproc, "core_version", lambda: {})
     monkeypatch.setattr(sysinfo, "collect", lambda build: {"hostname": "sim"})

@@ -38,12 +38,12 @@ def test_busy_seconds_without_a_tick_rate_are_a_share_of_all_cpus():
 
 
 def test_other_processes_seen_through_cp_time():
-    a = monitor.Snapshot(wall=0.0, own_cpu=0.0, stat=(0, 0, 0), freqs=[], load=None)
-    b = monitor.Snapshot(wall=1.0, own_cpu=0.25, stat=(100, 0, 200), freqs=[], load=None)
+    a = monitor.Snapshot(wall=0.0, own_cpu=0.0, stat=(0, 0, 0), freqs={}, load=None)
+    b = monitor.Snapshot(wall=1.0, own_cpu=0.25, stat=(100, 0, 200), freqs={}, load=None)
     # os.cpu_count() CPUs for 1 s, half of all ticks busy, a quarter second ours
     n = monitor.os.cpu_count()
     assert monitor.between(a, b).other_cpu_s == pytest.approx(n * 0.5 - 0.25)
-    wrapped = monitor.Snapshot(wall=1.0, own_cpu=0.0, stat=(5, 0, 9), freqs=[], load=None)
+    wrapped = monitor.Snapshot(wall=1.0, own_cpu=0.0, stat=(5, 0, 9), freqs={}, load=None)
     assert monitor.between(b, wrapped).other_cpu_s is None
 
 

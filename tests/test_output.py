@@ -1,13 +1,14 @@
 """What a user reads after a real smoke run: the summary fits the terminal at 80, 100 and
-160 columns with every benchmark present and every unreliable row marked, and the first
+160 columns with every benchmark present and every flagged row marked, and the first
 ETA was within a factor of two of how long the run took."""
 import json
 import re
 
 import pytest
 
-from osmeter import display, stats
+from osmeter import display, flags, stats
 from osmeter.catalog import Catalog
+from osmeter.model import Result
 from osmeter.report import numbers
 from clirun import osmeter
 
@@ -43,29 +44,29 @@ def test_summary_fits_the_width_with_every_benchmark(smoke_run, width):
     assert families == sorted(families, key=family_sort_key)
 
 
-def test_unreliable_rows_are_marked_without_colour(smoke_run):
+def test_flagged_rows_are_marked_without_colour(smoke_run):
     db, _, run = smoke_run
     text = osmeter("show", "latest", db=db, check=0, env={"COLUMNS": "160"}).stdout
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"([ !x]) (\S+(?: \S+)?)\s{2,}", line)
+        m = re.match(r"([ !~x]) (\S+(?: \S+)?)\s{2,}", line)
         if m:
             rows[m.group(2).strip()] = m.group(1)
-    marked = unmarked = 0
     for r in run["results"]:
-        if r["status"] != "ok" or r["shape"] != "point":
+        if r["status"] != "ok" or r["shape"] != "point" or "once_per_repetition_s" in (
+                r.get("extra") or {}):          # too short to time alone: no row of its own
             continue
         label = r["bench"] if r["metric"] in ("latency", "value") or \
             r["bench"].split(".")[-1] == r["metric"] else "%s %s" % (r["bench"], r["metric"])
         assert label in rows, label
-        assert rows[label] == ("!" if r["warnings"] else " "), (label, r["warnings"])
-        marked += bool(r["warnings"])
-        unmarked += not r["warnings"]
-    assert marked                 # two repetitions: every interval is only 50%
-    # The tags' meanings and the shared level are said once below the table.
-    assert "Notes: " in text and "few-reps = " in text
-    assert "Intervals of the median: 50% ([min, max] of 2 repetitions) unless marked" in \
-        " ".join(text.split())
+        result = Result.from_dict(r)
+        assert rows[label] == display.mark_of([result]), (label, r["warnings"])
+    # Two repetitions are said once, below the table, not on every row; the summary
+    # ends with the count of disturbed and imprecise results.
+    flat = " ".join(text.split())
+    assert "few-reps" not in text and "only 2 repetitions" not in text
+    assert "Intervals of the median: 50% ([min, max] of 2 repetitions) unless marked" in flat
+    assert flags.count_line([Result.from_dict(r) for r in run["results"]]) in flat
     # No number in e-notation, no unscaled huge value, no '0.0000'.
     assert not re.search(r"(?<![\w-])\d+(\.\d+)?[eE][+-]?\d+\b", text)
     assert "0.0000" not in text

@@ -1,5 +1,5 @@
 """From invocations to results: merging notes, failed repetitions counted."""
-from osmeter import results
+from osmeter import flags, results
 from osmeter.coreproc import Invocation
 from osmeter.monitor import Interference
 from synth import fake_catalog
@@ -18,6 +18,7 @@ def test_failed_repetitions_are_counted_not_hidden():
     [res] = results.results_for_bench(c.by_id["a"], reps)
     assert res.status == "ok" and res.summary["n"] == 2
     assert any("1 of 2 repetitions did not complete: core killed by signal 9" in w
-               for w in res.warnings)
+               for w in flags.texts(res))
+    assert flags.standing(res) == flags.INCOMPLETE
     [res] = results.results_for_bench(c.by_id["a"], [(0, bad, Interference())])
     assert res.status == "failed" and res.reason == "core killed by signal 9" and not res.samples

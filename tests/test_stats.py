@@ -1,7 +1,7 @@
-"""Statistics: medians, intervals, variation, outliers, warnings."""
+"""Statistics: medians, intervals, variation, outliers."""
 import pytest
 
-from osmeter import stats
+from osmeter import precision, stats
 from osmeter.model import Sample
 
 
@@ -13,7 +13,6 @@ def test_summary_of_identical_values_is_exact():
     s = stats.summarize(samples([[10.0] * 4] * 5))
     assert s["median"] == 10.0 and s["ci_low"] == 10.0 and s["ci_high"] == 10.0
     assert s["cv"] == 0.0 and s["n"] == 20 and s["repetitions"] == 5
-    assert stats.reliability_warnings(s) == []
 
 
 def test_interval_is_two_order_statistics_with_their_binomial_level():
@@ -51,22 +50,22 @@ def test_old_runs_intervals_are_shown_as_bootstrap():
     assert stats.level_note(0.96875, "order statistics", 6) == ""
 
 
-def test_cv_is_between_processes_not_within():
+def test_cv_is_between_processes_not_within(monkeypatch):
     # Each process is internally noisy but all processes agree: low run-to-run CV.
     s = stats.summarize(samples([[90, 110, 100]] * 5))
     assert s["cv"] == 0.0 and s["cv_within"] > 0.05
-    # Processes disagree: high CV and a warning.
+    # Processes disagree: high CV, and too high for a system call (tests/test_flags.py).
     s = stats.summarize(samples([[100] * 3, [130] * 3, [100] * 3, [70] * 3, [100] * 3]))
     assert s["cv"] > 0.05
-    assert any("noisy" in w for w in stats.reliability_warnings(s))
+    monkeypatch.setattr(precision, "KINDS", (precision.Kind(
+        "system call", ("syscall.*",), 0.01, "simulated"),))
+    assert precision.judge(s, "syscall.getpid")[0].kind == "imprecise"
 
 
-def test_single_repetition_is_flagged():
+def test_single_repetition_has_no_run_to_run_spread():
     s = stats.summarize(samples([[1.0, 1.1, 0.9]]))
     assert s["interval_basis"] == "none: one repetition"
-    assert any("1 repetition" in w for w in stats.reliability_warnings(s))
-    s = stats.summarize(samples([[1.0], [1.1]]))
-    assert any("interval of the median is 50%" in w for w in stats.reliability_warnings(s))
+    assert precision.judge(s, "syscall.getpid") == []
 
 
 def test_outliers_are_counted_not_dropped():

@@ -20,7 +20,7 @@ import math
 import statistics
 from pathlib import Path
 
-from osmeter import stats
+from osmeter import flags, precision, stats
 from osmeter.model import Result, Sample
 
 SYS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -266,13 +266,18 @@ def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
             extra["level_of_point_medians"] = extra.pop("value")
             extra["caches"] = caches
             extra["buffers"] = buffers
-            samples = _plateau_samples([p for p in points if p.x in q["xs"]])
+            mine = [p for p in points if p.x in q["xs"]]
+            samples = _plateau_samples(mine)
             summary = stats.summarize(samples)
+            # Its points' disturbances are its own; its spread is judged anew.
+            disturbed = {f.text: f for p in mine for f in flags.of(p) if f.kind != flags.IMPRECISE}
             derived.append(Result(
                 bench=bench_id, metric="%s.plateau.%s" % (metric, q["label"] or "?"),
                 unit=first.unit, better=first.better, shape="derived",
                 params=dict(first.params), samples=samples, summary=summary,
-                warnings=stats.reliability_warnings(summary), extra=extra))
+                warnings=[f.to_dict() for f in list(disturbed.values()) +
+                          precision.judge(summary, bench_id, "derived", metric)],
+                extra=extra))
     return derived
 
 

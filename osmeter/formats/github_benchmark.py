@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from .. import flags
 from . import Export, Format, count_note, measured, not_measured_note, unique_names
 
 
@@ -29,8 +30,8 @@ def entry(r, name: str) -> dict:
         extra.append("95%% interval: %s to %s %s" % (_number(lo), _number(hi), r.unit))
     if s.get("repetitions"):
         extra.append("repetitions: %d (%d samples)" % (s["repetitions"], s.get("n", 0)))
-    for w in r.warnings:
-        extra.append("unreliable: %s" % w)
+    for f in flags.of(r):
+        extra.append("%s: %s" % (f.kind, f.text))
     if extra:
         out["extra"] = "\n".join(extra)
     return out

@@ -13,7 +13,7 @@ from html import escape
 
 
 from .. import compare as cmpmod
-from .. import display
+from .. import display, flags
 from .. import remote
 from . import numbers, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
@@ -315,6 +315,11 @@ def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) ->
     shared = display.interval_advice(cell_results(cmp), common)
     if shared:
         page.add('<p class="note">%s</p>' % escape(shared))
+    for run in cmp.runs:                 # each run: can it be used?
+        count = flags.count_line(run.results)
+        if count:
+            page.add('<p class="note">%s%s</p>' % (escape(run.name + ": ") if multi else "",
+                                                   escape(count)))
     if multi:
         page.add('<p class="note">%s</p>' % escape(verdict_summary(cmp)))
     gate = gate_lines(cmp)

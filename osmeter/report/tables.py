@@ -13,7 +13,7 @@ import textwrap
 from .. import compare as cmpmod
 from .. import significance as sig
 from .. import stats
-from .. import display
+from .. import display, flags
 from . import numbers
 
 
@@ -84,13 +84,15 @@ def fmt_value(c, scale: tuple[float, str] | None = None, common=None) -> str:
 
 
 def verdict_text(c) -> str:
+    """The verdict, and that it was reached on a disturbed measurement where it was."""
     v = c.verdict if c is not None else None
     if v is None:
         return ""
+    text = v.word
     if v.significant:
-        return "%s (p=%.2g, q=%.2g)" % (v.word, v.p, v.p_adjusted if v.p_adjusted is not None
+        text = "%s (p=%.2g, q=%.2g)" % (v.word, v.p, v.p_adjusted if v.p_adjusted is not None
                                         else v.p)
-    return v.word
+    return text + (", DISTURBED" if c.caveat else "")
 
 
 def marks(row, i) -> str:
@@ -281,7 +283,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out += _align([_headers(cmp, tags=True)] + [_cells(cmp, r, common, tags=True)
                                                     for r in shown])
         for r in shown:
-            other = [n for n in r.notes if not n.startswith("unreliable")]
+            other = [n for n in r.notes if not n.startswith(FLAG_NOTES)]
             if other:
                 out.append("  note: %s: %s" % (r.label, " | ".join(other)))
         if missing:
@@ -314,6 +316,10 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
     return "\n".join(_wrap_long(out, width)) + "\n"
 
 
+# Row notes that the tags column stands for (osmeter.flags kinds).
+FLAG_NOTES = (flags.DISTURBED, flags.IMPRECISE, flags.INCOMPLETE, flags.UNRELIABLE)
+
+
 def legend_of_tags(cmp, results, common) -> list[str]:
     """The intervals' shared level and the meaning of the tags in the notes column."""
     lines = [display.interval_advice(results, common)]
@@ -321,8 +327,12 @@ def legend_of_tags(cmp, results, common) -> list[str]:
     for r in results:
         for w in r.warnings:
             meanings.setdefault(*display.tag_of(w))
+    if any(c.caveat for row in cmp.rows for c in row.cells if c is not None):
+        lines.append("DISTURBED beside a verdict: one of the two runs was disturbed in that "
+                     "row by enough to explain the difference (the notes say what); measure "
+                     "again on a quiet machine before acting on it.")
     if meanings:
-        lines.append("Notes: unreliable results, by tag: " + "; ".join(
+        lines.append("Notes: flagged results, by tag: " + "; ".join(
             "%s = %s" % kv for kv in meanings.items()) + ". In full: --md or --json.")
     return [l for l in lines if l]
 
@@ -505,7 +515,9 @@ def to_dict(cmp, references: bool = False) -> dict:
                               "word": v.word, "p": v.p, "q": v.p_adjusted,
                               "significant": v.significant, "detail": v.detail,
                               "method": v.method},
-                          "curve_class": c.curve_class})
+                          "curve_class": c.curve_class, "standing": c.standing,
+                          "disturbed": c.disturbed or None,
+                          "verdict_caveat": c.caveat or None})
         d["rows"].append({"category": row.category, "bench": row.bench, "metric": row.metric,
                           "x": row.x, "x_name": row.x_name, "unit": row.unit,
                           "better": row.better, "shape": row.shape, "cells": cells,
