@@ -44,35 +44,41 @@ SCATTER = "scalability curve"       # every scatter result, whatever its id
 CPU_TIME_METRICS = ("user", "system")   # a program's own CPU time (app.*, cmd.*)
 SIZE_UNITS = ("bytes", "B", "KiB", "MiB", "GiB", "pages")   # sizes: not slower, not faster
 
-# To be measured at rest by `python3 bench/precision.py --by-kind --wait-quiet 30
-# --only-quiet` (the 90th percentile over the kind's results of their spread pooled over
-# the runs nothing disturbed).  Not measured yet: on the shared 2-vCPU VM this project is
-# developed on, other processes used 1-1.7 CPUs and the hypervisor stole up to 16%
-# throughout the attempt (2026-11-23), and spreads measured so (memory: 36%) would be
-# no limit at all.  A kind not measured judges nothing imprecise: absent, not guessed.
-NOT_MEASURED = "not measured at rest yet (bench/precision.py)"
+# Measured at rest by `python3 bench/precision.py --trials 10 --wait-quiet 20` on the
+# 2-vCPU Debian 12 VM this project is developed on (2026-11-23, about 21:00 UTC: 10 runs
+# of 43 representative benchmarks at the quick sizes, 5 repetitions each; other
+# processes used 0.00 CPUs and steal was 0 throughout): per kind, the 90th percentile
+# over its results of their run-to-run CV pooled over the 10 runs.  With these, 2-10% of
+# a kind's quiet results are flagged.  Another machine's spreads may differ: run the
+# script there and read its table.
+
+
+def measured(results: int) -> str:
+    return "%d results in 10 quiet runs, 2-vCPU VM, 2026-11-23 (bench/precision.py)" % results
+
+
 KINDS = (
     # A program's user and system CPU time (getrusage): counted in scheduler ticks.
-    Kind("program CPU time", ("app.*", "cmd.*", "*"), None, NOT_MEASURED, CPU_TIME_METRICS),
-    Kind("memory", ("mem.*", "fs.cache_read*"), None, NOT_MEASURED),
-    Kind("system call", ("syscall.*", "lat.*", "fs.openclose", "cpu.*", "ub.syscall"), None,
-         NOT_MEASURED),
-    Kind("process creation", ("proc.*", "thread.lifecycle", "ub.spawn", "ub.execl"), None,
-         NOT_MEASURED),
-    Kind("context switch and IPC", ("ctx.*", "thread.*", "ub.pipe", "ub.ctx"), None,
-         NOT_MEASURED),
-    Kind("network", ("net.*",), None, NOT_MEASURED),
-    Kind("file system", ("fs.*", "mab.*"), None, NOT_MEASURED),
-    Kind("program start-up", ("app.start.*", "app.vim_open"), None, NOT_MEASURED),
-    Kind(SCATTER, (), None, NOT_MEASURED),
-    Kind("application", ("*",), None, NOT_MEASURED),   # whole programs, users' commands
+    Kind("program CPU time", ("app.*", "cmd.*", "*"), 0.268, measured(8), CPU_TIME_METRICS),
+    Kind("memory", ("mem.*", "fs.cache_read*"), 0.138, measured(49)),
+    Kind("system call", ("syscall.*", "lat.*", "fs.openclose", "cpu.*", "ub.syscall"), 0.039,
+         measured(11)),
+    Kind("process creation", ("proc.*", "thread.lifecycle", "ub.spawn", "ub.execl"), 0.033,
+         measured(5)),
+    Kind("context switch and IPC", ("ctx.*", "thread.*", "ub.pipe", "ub.ctx"), 0.177,
+         measured(15)),
+    Kind("network", ("net.*",), 0.080, measured(5)),
+    Kind("file system", ("fs.*", "mab.*"), 0.405, measured(24)),
+    Kind("program start-up", ("app.start.*", "app.vim_open"), 0.057, measured(6)),
+    Kind(SCATTER, (), 0.029, measured(5)),
+    Kind("application", ("*",), 0.042, measured(2)),   # whole programs, users' commands
 )
 
 # A phase timed once per repetition needs at least this long for one timing to reach
-# compare's smallest verdict (2%): one timing loses up to about 20 µs to an interrupt or
-# a wake-up (mab.local's mkdir at rest, issue 22: 0.1 ms with 19.8% spread), and 20 µs
-# is 2% of 1 ms.  bench/precision.py prints each phase's spread x duration (the jitter
-# of one timing) to check it.
+# the precision of its kind: measured at rest (bench/precision.py, the run above), most
+# phases under 1 ms spread 26-38% (mab.local stat, mkdir, copy, o90_copy; a jitter of
+# up to 0.25 ms per timing), those above it 1.3-15% (fs.rm_tree 22 ms, fs.tar.extract
+# 33 ms, mab.local compile 0.39 s), within their kinds' spreads.
 SHORTEST_ALONE_S = 0.001
 # Metrics sampled once per repetition that are not one short timing: a per-operation
 # average over a long timed loop (thread.pingpong: a 0.26 s game divided by its
