@@ -395,3 +395,21 @@ def test_the_readme_shows_the_thresholds_as_the_code_has_them():
             assert at5 == "%.1f%%" % (100 * precision.limit(kind, 5)), kind.name
         assert basis == kind.basis, kind.name
     assert "%g ms" % (1000 * precision.SHORTEST_ALONE_S) in readme
+
+
+def test_compare_and_the_report_show_a_too_short_phase_only_beside_its_whole():
+    from osmeter.report import html
+    runs = [make_run("a", "base"), make_run("b", "cand", speed=0.7, seed=2)]
+    for run in runs:
+        phase = next(r for r in run.results if r.metric == "foo")
+        phase.extra = dict(phase.extra or {}, **{
+            results.TOO_SHORT_KEY: 9e-7, "too_short": results.too_short_reason(9e-7, phase.bench)})
+    cmp = compare.compare(runs)
+    phase_row = next(r for r in cmp.rows if r.metric == "foo")
+    whole_row = next(r for r in cmp.rows if r.metric == "a/b/c/foo")
+    # 30% slower, yet no headline of its own; the same difference on a result is one.
+    assert not tables.is_headline(phase_row) and tables.is_headline(whole_row)
+    page = html.render(cmp)[0]
+    fold = page.index("1 phase too short to time alone")
+    assert page.index(phase_row.label, fold) > fold     # listed inside the fold only
+    assert page.count(">%s</td>" % phase_row.label) == 1

@@ -17,7 +17,7 @@ from .. import display, flags
 from .. import remote
 from . import numbers, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
-                     gate_lines, legend, row_scale, verdict_summary, verdict_text)
+                     gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
 
 CSS = """
 *{box-sizing:border-box}
@@ -235,9 +235,12 @@ def _category_table(cmp, cat: str, common) -> str:
     """The category's rows in human units; each curve over size folded into one row
     whose sizes open on demand."""
     head = _head(cmp)
-    rows, done = [], set()
+    rows, done, short = [], set(), []
     sweeps = sweeps_of(cmp.rows_in(cat))
     for row in cmp.rows_in(cat):
+        if is_too_short(row):
+            short.append(row)
+            continue
         if row.shape != "sweep":
             rows.append(["<td>%s</td>" % escape(row.label)] + _value_cells(cmp, row, common) +
                         [_notes_cell(row.notes)])
@@ -260,6 +263,16 @@ def _category_table(cmp, cat: str, common) -> str:
             numbers.coordinate(points[-1].x, row.x_name))
         if notes:
             summary += "; %d note%s" % (len(notes), "" if len(notes) == 1 else "s")
+        rows.append(['<td class="fold" colspan="%d"><details><summary>%s</summary>%s'
+                     '</details></td>' % (len(head), escape(summary), inner)])
+    if short:  # phases too short to time alone: beside their wholes, folded, no verdict
+        inner = _table(head, [["<td>%s</td>" % escape(row.label)] +
+                              _value_cells(cmp, row, common) + [_notes_cell(row.notes)]
+                              for row in short], raw=True)
+        summary = "%d phase%s too short to time alone (%s): part of their benchmark's " \
+                  "whole, not judged on their own" % (
+                      len(short), "" if len(short) == 1 else "s",
+                      ", ".join(dict.fromkeys(r.label for r in short)))
         rows.append(['<td class="fold" colspan="%d"><details><summary>%s</summary>%s'
                      '</details></td>' % (len(head), escape(summary), inner)])
     return _table(head, rows, raw=True)
@@ -382,7 +395,8 @@ def _mips(page: Page, cmp) -> None:
              % escape(", ".join("%s %s" % (n, numbers.quantity(s, "Mops/s"))
                                 for n, s in zip(cmp.names, cmp.cpu_speed))))
     page.add(_table(["benchmark"] + cmp.names,
-                    [[row.label] + [fmt(v) for v in vals] for row, vals in mt]))
+                    [[row.label] + [fmt(v) for v in vals] for row, vals in mt
+                     if not is_too_short(row)]))
 
 
 def render(cmp, references: bool = False, title: str = "osmeter report",

@@ -14,6 +14,7 @@ from .. import compare as cmpmod
 from .. import significance as sig
 from .. import stats
 from .. import display, flags
+from ..results import too_short
 from . import numbers
 
 
@@ -206,9 +207,18 @@ def index_rows(cmp) -> list[list[str]]:
 LARGE_DIFFERENCE = 1.2
 
 
+def is_too_short(row) -> bool:
+    """A phase too short to time alone in every run: measured, shown only beside its
+    benchmark's whole (osmeter.results.too_short), never a verdict of its own."""
+    results = [c.result for c in row.cells if c is not None]
+    return bool(results) and all(r is not None and too_short(r) for r in results)
+
+
 def is_headline(row) -> bool:
     """What a reader of a comparison looks for: a verdict, a winner or a loser, a
     difference of 20% or more, or curves of different classes."""
+    if is_too_short(row):
+        return False
     if len(row.cells) < 2:
         return True
     if row.winner is not None or row.loser is not None:
