@@ -212,6 +212,19 @@ def test_benchmark_killed_mid_transfer(server):
     still_serves(port)
 
 
+def test_words_on_the_control_connection_before_the_data_connection_end_the_request(server):
+    """The control connection is silent while data flows: a second line sent with the
+    request closes the data port at once, and the answer says so (not "within 10 s")."""
+    _, port = server()
+    with connect(port) as s:
+        assert authenticate(s).startswith("OK ")
+        s.sendall(b"TCP_ECHO 64\nSYNC\n")
+        assert readline(s).startswith("PORT ")
+        assert readline(s) == ("ERR no data connection: the client closed the control "
+                               "connection or sent on it first")
+    still_serves(port)
+
+
 @pytest.mark.parametrize("request_line", [b"TCP_ECHO 64\n", b"TCP_SINK 1 1 1\n",
                                           b"UDP_SINK 64 10\n"])
 def test_client_gone_before_its_data_connection_frees_the_session(server, request_line):

@@ -195,9 +195,10 @@ static int tcp_data_connection(void)
     reply("PORT %d", port);
     int fd = accept_client(lfd, 10000), gone = fd < 0 && errno == ECONNABORTED;
     close(lfd);
-    if (fd < 0)
-        return reply("ERR no data connection within 10 s%s",
-                     gone ? " (the control connection closed)" : ""), -1;
+    if (fd < 0) /* the control connection is silent while data flows (wait_for_data) */
+        return reply(gone ? "ERR no data connection: the client closed the control "
+                            "connection or sent on it first"
+                          : "ERR no data connection within 10 s"), -1;
     return fd;
 }
 
