@@ -445,13 +445,13 @@ def full_notes(results: list[Result], width: int | None = None) -> str:
     """Every flag and note of every result in full (for `osmeter show`), and once each,
     what to do about them."""
     width = width or terminal_width()
-    out, todo = [], {}
+    out, advice_by_tag = [], {}
     for r in results:
         texts = []
         for f in flags.of(r):
             texts.append(f.text if f.legacy else "%s: %s" % (f.kind, f.text))
             if f.advice:
-                todo.setdefault(tag_of(f)[0], f.advice)
+                advice_by_tag.setdefault(tag_of(f)[0], f.advice)
         curve = r.extra.get("curve") or {}
         if curve.get("agree") is False:
             texts.append("repetitions disagree: " + "; ".join(curve.get("disagreements") or []))
@@ -467,9 +467,9 @@ def full_notes(results: list[Result], width: int | None = None) -> str:
     if not out:
         return ""
     out = ["Notes in full:"] + out
-    if todo:
+    if advice_by_tag:
         out.append("What to do:")
-        for tag, advice in todo.items():
+        for tag, advice in advice_by_tag.items():
             out += textwrap.wrap("%s: %s" % (tag, advice), width, initial_indent="  ",
                                  subsequent_indent="    ")
     return "\n".join(out)

@@ -132,12 +132,19 @@ struct ev *ev_open(const char *mech, int limit, char *err, size_t errlen)
 
 int ev_limit(const struct ev *ev) { return ev->limit; }
 
+/* A descriptor the set can hold (poll's slot table and select's fd_set end at limit). */
+static int in_range(const struct ev *ev, int fd)
+{
+    if (fd >= 0 && fd < ev->limit)
+        return 1;
+    errno = EINVAL;
+    return 0;
+}
+
 int ev_set(struct ev *ev, int fd, int want_read, int want_write, int is_new)
 {
-    if (fd < 0 || fd >= ev->limit) {
-        errno = EINVAL;
+    if (!in_range(ev, fd))
         return -1;
-    }
     switch (ev->mech) {
 #ifdef EV_HAVE_EPOLL
     case MECH_EPOLL: {
@@ -188,10 +195,8 @@ int ev_set(struct ev *ev, int fd, int want_read, int want_write, int is_new)
 
 int ev_del(struct ev *ev, int fd)
 {
-    if (fd < 0 || fd >= ev->limit) {
-        errno = EINVAL;
+    if (!in_range(ev, fd))
         return -1;
-    }
     switch (ev->mech) {
 #ifdef EV_HAVE_EPOLL
     case MECH_EPOLL: {
