@@ -162,7 +162,7 @@ def test_every_benchmark_is_in_its_familys_file_or_listed_in_the_guide(catalog):
 # ---- the published numbers (osmeter/data/seed-results.toml, mapped in osmeter/studies/) --------
 
 def test_every_reference_number_maps_to_a_metric_it_can_be_set_against(catalog):
-    for ref in references.references():
+    for ref in studies.references():
         where = "%s %s %s: %s %s" % (ref.study, ref.source, ref.system, ref.bench, ref.metric)
         assert ref.bench in catalog.by_id, where
         if ".plateau." in ref.metric:      # derived by osmeter/families/mem.py from the sweep
@@ -181,7 +181,7 @@ def test_every_reference_number_maps_to_a_metric_it_can_be_set_against(catalog):
 
 
 def test_every_curve_verdict_names_a_curve_of_ours(catalog):
-    for g in references.graph_refs():
+    for g in studies.graph_refs():
         m = metric(catalog, g.bench, g.metric)
         assert m["shape"] in ("sweep", "scatter"), (g.figure, g.bench)
 
@@ -189,7 +189,7 @@ def test_every_curve_verdict_names_a_curve_of_ours(catalog):
 def test_every_mapping_entry_matches_the_data():
     """An entry of a study's mapping that matches nothing in the data is a typo."""
     from osmeter.studies import cc06, lb96, o90
-    made = references.references()
+    made = studies.references()
     for table, _, bench, metric_name, x, *_ in o90.COLUMNS:
         assert any(r.study == "O90" and r.source == table and r.bench == bench
                    and r.metric == metric_name and r.x == x for r in made), (table, bench)
@@ -207,7 +207,7 @@ def test_every_mapping_entry_matches_the_data():
 
 def test_every_not_comparable_rule_matches_a_published_number():
     numbers = references.published_numbers()
-    for rule in references.not_comparable():
+    for rule in studies.not_comparable():
         assert any(rule.matches(p) for p in numbers), "matches nothing: %s" % rule
 
 

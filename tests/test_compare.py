@@ -10,8 +10,10 @@ import pytest
 
 from osmeter import cli, compare, exchange, gate
 from osmeter import references as refs
+from osmeter import studies
 from osmeter import significance as sig
 from osmeter.report import tables
+from osmeter.studies import o90
 from synth import make_run
 
 
@@ -421,15 +423,15 @@ def test_real_aa_smoke_runs_never_fail_the_gate(tmp_path):
 # ---- references ---------------------------------------------------------------------------
 
 def test_reference_data_is_the_published_tables():
-    by = {(r.study, r.source, r.system, r.bench): r for r in refs.references()}
+    by = {(r.study, r.source, r.system, r.bench): r for r in studies.references()}
     ds = by[("O90", "Table 2", "DS3100 Ultrix 3.1", "syscall.getpid")]
     assert (ds.value, ds.unit, ds.machine) == (25, "us", "DECstation 3100")
     assert by[("MG05", "Table 1", "NetBSD 2.0", "syscall.getpid")].value == 0.368
     lb = by[("LB96", "§5 (prose)", "Linux 1.2.8", "ctx.pipe_pingpong")]
     assert lb.value == 55 and "Pentium" in lb.machine
     # Remote configurations are set beside results on a network file system only.
-    assert all(r.remote is True for r in refs.references() if r.system.endswith("Remote"))
-    assert all(r.remote is False for r in refs.references() if r.system.endswith("Local"))
+    assert all(r.remote is True for r in studies.references() if r.system.endswith("Remote"))
+    assert all(r.remote is False for r in studies.references() if r.system.endswith("Local"))
     t6 = by[("O90", "Table 6", "Sun3 SunOS 3.5", "fs.cache_read")]
     assert (t6.metric, t6.x) == ("bandwidth", 16384)      # the 16 KB point of the sweep
     assert refs.o90_mips()["Sun3"] == 1.8
@@ -440,7 +442,7 @@ def test_mips_relative_formula_reproduces_ousterhout():
     checked = 0
     from osmeter.studies import o90
     for table in o90.MIPS_TABLES:
-        rows = [r for r in refs.references() if r.source == table and r.mips_relative is not None]
+        rows = [r for r in studies.references() if r.source == table and r.mips_relative is not None]
         ref_unix = next(r for r in rows if r.system == "Sun3 SunOS 3.5")
         ref_sprite = next(r for r in rows if r.system == "Sun3 Sprite")
         for r in rows:
@@ -456,7 +458,7 @@ def test_mips_relative_formula_reproduces_ousterhout():
 
 def test_run_against_references_and_units():
     run = make_run("ra", "A", seed=1, noise=0.0001)
-    rows = refs.against([run])
+    rows = studies.against([run])
     ds = next(rr for rr in rows if rr.ref.source == "Table 2"
               and rr.ref.system == "DS3100 Ultrix 3.1")
     assert ds.ours[0] == pytest.approx(0.055, rel=0.01)          # 55 ns in µs
@@ -466,7 +468,7 @@ def test_run_against_references_and_units():
     assert foo.ours[0] == pytest.approx(0.0009, rel=0.02)          # 900 ns in ms
     assert refs.convert(1, "Mbit/s", "MB/s") == pytest.approx(0.125)
     assert refs.convert(1, "ns", "MB/s") is None
-    t2 = next(t for t in refs.ousterhout_tables([run], [8000.0]) if t.table == "Table 2")
+    t2 = next(t for t in o90.mips_tables([run], [8000.0]) if t.table == "Table 2")
     name, speed, value, mrel = t2.ours[0]
     assert mrel == pytest.approx((108 / value) / (8000.0 / 1.8))
 

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from osmeter import compare, references as refs
+from osmeter import compare, studies
 from osmeter.report import html
 from osmeter.store import Store
 from cdp import Browser, find_chromium
@@ -86,7 +86,7 @@ def test_real_report_in_chromium(real_report):
         crtdel = [f for f in figs if f[0].startswith("fig-fs.crtdel")]
         assert crtdel and all(f[2] == 2 * 5 for f in crtdel)     # 0..1m: 5 sizes x 2 runs
         # The studies' speed-up charts hold every row that has a speed-up.
-        speedups = sum(1 for rr in refs.against(runs) for u in rr.speedups if u is not None)
+        speedups = sum(1 for rr in studies.against(runs) for u in rr.speedups if u is not None)
         assert speedups and sum(f[2] for f in figs
                                 if f[0].startswith("fig-references_speedup")) == speedups
         if SHOT_DIR:

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from osmeter import matching
 from osmeter import references as refs
 from osmeter import compare, studies
 from osmeter.store import Store
@@ -45,7 +46,7 @@ def test_every_published_number_is_set_beside_ours_or_listed_with_its_reason():
     kinds = {refs.RefValue: "compared", refs.Derived: "compared", refs.GraphRef: "compared",
              refs.NotComparable: "not comparable"}
     unaccounted, both = [], []
-    for p, items in refs.coverage():
+    for p, items in studies.coverage():
         how = {kinds[type(i)] for i in items}
         if not how:
             unaccounted.append(p.key)
@@ -54,11 +55,11 @@ def test_every_published_number_is_set_beside_ours_or_listed_with_its_reason():
     assert not unaccounted, "published numbers neither mapped nor listed:\n" + "\n".join(
         unaccounted)
     assert not both, "both compared and called not comparable:\n" + "\n".join(both)
-    counts = {k: sum(1 for _, items in refs.coverage() for i in items if isinstance(i, k))
+    counts = {k: sum(1 for _, items in studies.coverage() for i in items if isinstance(i, k))
               for k in kinds}
     # The data file's whole content: hundreds of numbers, most of them set beside ours.
     assert counts[refs.RefValue] > 300 and counts[refs.GraphRef] > 40
-    for rule in refs.not_comparable():
+    for rule in studies.not_comparable():
         assert len(rule.reason) > 20, rule
 
 
@@ -72,7 +73,7 @@ def test_a_new_number_in_the_data_file_is_caught(monkeypatch):
     monkeypatch.setattr(refs, "load", lambda: data)
     refs.published_numbers.cache_clear()
     try:
-        missing = sorted(p.key for p, items in refs.coverage() if not items)
+        missing = sorted(p.key for p, items in studies.coverage() if not items)
     finally:
         refs.published_numbers.cache_clear()
     # The new table row's time is mapped by its column (a new system of Table 2); its
@@ -89,10 +90,10 @@ def test_every_reference_of_a_benchmark_that_ran_finds_its_row(study_runs, sid):
     ran = {r.bench for r in run.results if r.status == "ok"}
     assert ran, "the %s suite measured nothing" % sid
     wrong = []
-    for ref in refs.references():
+    for ref in studies.references():
         if ref.bench not in ran:
             continue
-        m = refs.measured(run, ref)
+        m = matching.measured(run, ref)
         if m.value is not None:
             continue
         # What may stay empty after a smoke run on a local disk: remote configurations
@@ -111,7 +112,7 @@ def test_every_reference_of_a_benchmark_that_ran_finds_its_row(study_runs, sid):
 
 def test_tables_6_and_7_get_our_rows(study_runs):
     _, runs = study_runs
-    rows = refs.against([runs["o90"]])
+    rows = studies.against([runs["o90"]])
     t6 = [r for r in rows if r.ref.source == "Table 6"]
     assert t6 and all(r.ours[0] is not None and r.ref.x == 16384 for r in t6)
     local = [r for r in rows if r.ref.source == "Table 7" and r.ref.remote is False]
@@ -226,7 +227,7 @@ def test_views_of_a_run_without_the_suite_say_what_to_run(study_runs):
 # ---- units -----------------------------------------------------------------------------------
 
 def test_a_cache_level_is_found_in_a_plateau_that_spans_it():
-    spans = refs._spans_level
+    spans = matching._spans_level
     assert spans("bandwidth.plateau.L1-L2", "bandwidth.plateau.L2")
     assert spans("bandwidth.plateau.L1-L3#2", "bandwidth.plateau.L2")
     assert not spans("bandwidth.plateau.L3", "bandwidth.plateau.L2")

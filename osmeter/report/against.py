@@ -4,18 +4,20 @@ remote penalty for every local/remote pair of results, as text, JSON and HTML.
 Every published number is said to be one of: set beside a result of these runs, not
 set beside one and why (the benchmark did not run, was skipped, or ran without that size,
 plateau or kind of file system), recomputed in a study view, a curve verdict set beside
-our curve class, or not comparable with its reason (osmeter/references.py's coverage).
+our curve class, or not comparable with its reason (osmeter/studies/__init__.py's coverage).
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 from html import escape
 
+from .. import matching, studies
 from .. import references as refs
 from .. import remote
-from ..studies import common
+from ..studies import common, o90
 from . import numbers, svg
-from .tables import _align, fmt
+from .grid import align as _align
+from .numbers import number as fmt
 
 
 def _published(r) -> str:
@@ -43,7 +45,7 @@ def _unfound(rows) -> tuple[OrderedDict, list[str]]:
 def _not_comparable() -> OrderedDict:
     """(study report, reason) -> (how many published numbers, their distinct titles)."""
     out = OrderedDict()
-    for p, items in refs.coverage():
+    for p, items in studies.coverage():
         for rule in items:
             if isinstance(rule, refs.NotComparable):
                 count, titles = out.setdefault((p.report, rule.reason), [0, []])
@@ -57,8 +59,8 @@ def _not_comparable() -> OrderedDict:
 def curve_verdicts(runs) -> list[tuple]:
     """(GraphRef, [our class per run], [agreement per run])"""
     out = []
-    for g in refs.graph_refs():
-        ours = [(refs.curve_of(run, g.bench, g.metric) or {}).get("class") for run in runs]
+    for g in studies.graph_refs():
+        ours = [(matching.curve_of(run, g.bench, g.metric) or {}).get("class") for run in runs]
         out.append((g, ours, [common.agreement(g.cls, c) if c else "not measured"
                               for c in ours]))
     return out
@@ -67,7 +69,7 @@ def curve_verdicts(runs) -> list[tuple]:
 # ---- text -----------------------------------------------------------------------------------
 
 def text_lines(cmp) -> list[str]:
-    rows = refs.against(cmp.runs)
+    rows = studies.against(cmp.runs)
     out = ["Your machine against the published numbers (speed-up > 1 = this machine is "
            "faster):"]
     if any(r.smoke for r in cmp.runs):
@@ -114,7 +116,7 @@ def text_lines(cmp) -> list[str]:
     for (report, reason), (n, titles) in nc.items():
         out.append("  %s — %s: %d (%s)" % (report, reason, n, "; ".join(titles[:3]) +
                                           ("; ..." if len(titles) > 3 else "")))
-    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
+    for mt in o90.mips_tables(cmp.runs, cmp.cpu_speed):
         out.append("")
         out.append("Ousterhout 1990 %s, %s (%s, %s), MIPS-relative to Sun3 SunOS 3.5:"
                    % (mt.table, mt.caption, mt.quantity, mt.unit))
@@ -157,15 +159,15 @@ def to_dict(cmp) -> dict:
             "measured": rr.ours, "speedup": rr.speedups,
             "why_not": [{"run": i, "kind": w, "detail": d} if w else None
                         for i, w, d in zip(ids, rr.why, rr.detail)]}
-            for rr in refs.against(cmp.runs)],
+            for rr in studies.against(cmp.runs)],
         "curve_verdicts": [{
             "key": g.key, "study": g.study, "figure": g.figure, "system": g.os,
             "published_shape": g.shape, "published_class": g.cls, "bench": g.bench,
             "ours": [{"run": i, "class": c, "agreement": a} for i, c, a in zip(ids, ours, agree)]}
             for g, ours, agree in curve_verdicts(cmp.runs)],
-        "derived": [{"key": d.key, "how": d.how} for d in refs.derived()],
+        "derived": [{"key": d.key, "how": d.how} for d in studies.derived()],
         "not_comparable": [{"key": p.key, "reason": item.reason}
-                           for p, items in refs.coverage() for item in items
+                           for p, items in studies.coverage() for item in items
                            if isinstance(item, refs.NotComparable)],
         "ousterhout_mips_relative": [{
             "table": mt.table, "quantity": mt.quantity, "unit": mt.unit,
@@ -174,7 +176,7 @@ def to_dict(cmp) -> dict:
             "this_machine": [{"run": n, "cpu_integer_mops": m, "value": v, "mips_relative": mr}
                              for n, m, v, mr in mt.ours],
             "mips_stand_in": refs.STAND_IN}
-            for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed)],
+            for mt in o90.mips_tables(cmp.runs, cmp.cpu_speed)],
     }
 
 
@@ -201,7 +203,7 @@ def html(page, cmp) -> None:
              '<code>osmeter report RUN --study o90</code> (lb96, vl03, mg05, cc06).</p>')
     rows = []
     by_study: dict[str, list] = {}
-    all_rows = refs.against(cmp.runs)
+    all_rows = studies.against(cmp.runs)
     for rr in all_rows:
         if all(v is None for v in rr.ours):
             continue
@@ -249,7 +251,7 @@ def html(page, cmp) -> None:
                  ["study", "reason", "numbers", "which"],
                  [[rep, reason, str(n), "; ".join(titles)]
                   for (rep, reason), (n, titles) in nc.items()])))
-    for mt in refs.ousterhout_tables(cmp.runs, cmp.cpu_speed):
+    for mt in o90.mips_tables(cmp.runs, cmp.cpu_speed):
         page.add("<h3>Ousterhout 1990 %s: %s</h3>" % (escape(mt.table), escape(mt.caption)))
         trows = [[s, fmt(m), fmt(v), fmt(mr)] for s, m, v, mr in mt.rows]
         trows += [["this machine: %s" % n, "%s *" % fmt(m), fmt(v), fmt(mr)]

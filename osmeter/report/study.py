@@ -8,7 +8,8 @@ import json
 from html import escape
 
 from . import svg
-from .tables import _align, _md_table, fmt
+from .grid import align as _align, markdown_table as _md_table
+from .numbers import number as fmt
 
 VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
 

@@ -15,7 +15,8 @@ from .. import significance as sig
 from .. import stats
 from .. import display, flags
 from ..results import too_short
-from . import numbers
+from . import against, numbers
+from .grid import align as _align, markdown_table as _md_table
 
 
 def fmt(v) -> str:
@@ -127,16 +128,6 @@ def verdict_summary(cmp) -> str:
 
 
 # ---- terminal ---------------------------------------------------------------------------
-
-def _align(table: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    out = []
-    for k, r in enumerate(table):
-        out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if k == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
-
 
 def with_winners(cmp) -> bool:
     return len(cmp.runs) > 2 or any(r.winner is not None or r.loser is not None
@@ -363,7 +354,6 @@ def _wrap_long(lines: list[str], width: int) -> list[str]:
 
 
 def _remote_lines(cmp) -> list[str]:
-    from . import against
     return against.remote_lines(cmp)
 
 
@@ -392,18 +382,10 @@ def gate_lines(cmp) -> list[str]:
 
 
 def references_text(cmp) -> list[str]:
-    from . import against
     return against.text_lines(cmp)
 
 
 # ---- Markdown ---------------------------------------------------------------------------
-
-def _md_table(table: list[list[str]]) -> list[str]:
-    esc = [[c.replace("|", "\\|") for c in r] for r in table]
-    out = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(esc[0])]
-    out += ["| " + " | ".join(r) + " |" for r in esc[1:]]
-    return out
-
 
 def markdown(cmp, references: bool = False) -> str:
     out = ["# osmeter comparison", ""]
@@ -536,7 +518,6 @@ def to_dict(cmp, references: bool = False) -> dict:
                           "notes": row.notes})
     if cmp.gate is not None:
         d["regression_gate"] = cmp.gate.to_dict()
-    from . import against
     penalties = against.remote_dict(cmp)
     if penalties:
         d["remote_penalties"] = penalties

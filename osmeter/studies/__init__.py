@@ -10,12 +10,17 @@ One module per study, each with:
     view(ctx)                   its tables, figures and conclusions (view.StudyView)
 
 The published numbers themselves are osmeter/data/seed-results.toml, read by
-osmeter/references.py; the view's types are in view.py; osmeter/report/study.py renders
-a view as text and HTML.
+osmeter/references.py; a run is set next to one by osmeter/matching.py; the view's types
+are in view.py; osmeter/report/study.py renders a view as text and HTML.  Below: the
+gathering over every study (every reference, the coverage of the published numbers, the
+runs against all of them) -- the one place that knows all the studies.
 """
 from __future__ import annotations
 
 import importlib
+
+from .. import matching
+from ..references import Derived, GraphRef, NotComparable, Published, RefValue, published_numbers
 
 IDS = ("o90", "lb96", "vl03", "mg05", "cc06")
 
@@ -34,3 +39,37 @@ def build(study_id: str, cmp):
     """The study laid out with the comparison's runs beside it."""
     from .view import Ctx
     return get(study_id).view(Ctx(cmp))
+
+
+def references() -> list[RefValue]:
+    """Every published number osmeter can put a run next to."""
+    return [r for m in modules() for r in m.references()]
+
+
+def graph_refs() -> list[GraphRef]:
+    return [g for m in modules() for g in m.graph_refs()]
+
+
+def derived() -> list[Derived]:
+    return [d for m in modules() for d in m.derived()]
+
+
+def not_comparable() -> list[NotComparable]:
+    return [n for m in modules() for n in m.NOT_COMPARABLE]
+
+
+def coverage() -> list[tuple[Published, list]]:
+    """Every published number with what accounts for it: RefValue, Derived, GraphRef or
+    NotComparable entries (an empty list: nothing does)."""
+    by_key: dict[str, list] = {}
+    for item in [*references(), *derived(), *graph_refs()]:
+        by_key.setdefault(item.key, []).append(item)
+    rules = not_comparable()
+    return [(p, by_key.get(p.key, []) + [r for r in rules if r.matches(p)])
+            for p in published_numbers()]
+
+
+def against(runs: list) -> list[matching.RefRow]:
+    """Every reference value next to each run's matching result, or the reason there is
+    none ("not measured" only where the benchmark did not run)."""
+    return [matching.row(ref, runs) for ref in references()]

@@ -8,6 +8,7 @@ beside results that ran on a network file system (osmeter run --dir REMOTE).
 """
 from __future__ import annotations
 
+from .. import matching
 from .. import references as refs
 from .. import remote
 from . import common
@@ -188,7 +189,7 @@ def mips_tables(runs: list, cpu_speeds: list) -> list[refs.MipsTable]:
                 for r in mine]
         ours = []
         for run, speed in zip(runs, cpu_speeds):
-            m = refs.measured(run, mine[0])
+            m = matching.measured(run, mine[0])
             if m.value and speed:
                 ours.append((run.name, speed, m.value, refs.mips_relative(
                     sun3.value, m.value, sun3.better, speed, mips["Sun3"])))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import matching
 from .. import references as refs
 from .. import significance as sig
-from ..report.tables import fmt as num   # one number formatter for text and tables
+from ..report.numbers import number as num   # one number formatter for text and tables
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
@@ -149,11 +150,11 @@ class Ctx:
             return "%s %s: %s" % (bench, bad.status, bad.reason or "")
         return "%s ran without this quantity" % bench
 
-    def match(self, i: int, ref: refs.RefValue) -> refs.Match:
-        return refs.measured(self.runs[i], ref)
+    def match(self, i: int, ref: refs.RefValue) -> matching.Match:
+        return matching.measured(self.runs[i], ref)
 
     def curve(self, i: int, bench: str, metric: str) -> dict | None:
-        return refs.curve_of(self.runs[i], bench, metric)
+        return matching.curve_of(self.runs[i], bench, metric)
 
     def versus(self, i: int, a: tuple, b: tuple, better: str = "lower"):
         """Result a against result b of one run, both (bench, metric[, x]): the ratio of
