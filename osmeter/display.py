@@ -1,10 +1,9 @@
 """Terminal output: the summary of a run (grouped by family, fitted to the terminal's
 width, warnings as short tags with a legend), plain tables, the run's header and the
-progress line of a run.  Numbers are written by report/numbers.py, as everywhere."""
+progress line of a run.  Numbers are written by numbers.py, as everywhere."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import textwrap
@@ -12,51 +11,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import curves, flags, stats
+from . import curves, flags, numbers, stats
 from .compare import family_sort_key
 from .model import Result, Run
 from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
-from .report import numbers
+from .flag_words import (CURVE_TAGS, FAILED_MARK, IMPRECISE_MARK, MARK_WORDS, MARKS, mark_of,
+                         tag_of)
 
 DEFAULT_WIDTH = 100          # when the output is not a terminal
-DISTURBED_MARK = "!"
-IMPRECISE_MARK = "~"
-FAILED_MARK = "x"
-UNRELIABLE_MARK = DISTURBED_MARK     # results of older versions: "unreliable", one mark
-
-# How a flag is shown in a table: its tag by reason, and the tag's meaning with what to
-# do.  The full text stays in `osmeter show` and the report.
-FLAG_TAGS = {
-    flags.OTHER_PROCESSES: ("busy", "other processes took CPU time from the benchmark: "
-                            "quiet the machine and run again"),
-    flags.STEAL: ("steal", "the hypervisor stole more CPU time than this machine's at "
-                  "rest: run again later, or on dedicated vCPUs"),
-    flags.CLOCK: ("clock", "the CPU clock changed: fix the governor, turn turbo off "
-                  "(osmeter check)"),
-    flags.THROTTLING: ("throttled", "the CPU was throttled for heat: let it cool"),
-    flags.SPREAD: ("imprecise", "its run-to-run spread is above what its kind of "
-                   "benchmark reaches at rest: more repetitions (--runs 10) or a longer "
-                   "preset"),
-    flags.FAILED_REPETITIONS: ("incomplete", "some repetitions failed; the rest were used"),
-}
-MARKS = {flags.DISTURBED: DISTURBED_MARK, flags.IMPRECISE: IMPRECISE_MARK,
-         flags.INCOMPLETE: DISTURBED_MARK, flags.UNRELIABLE: UNRELIABLE_MARK}
-
-# Warnings stored as plain strings by older versions: (pattern at its start, tag, meaning).
-LEGACY_TAGS = (
-    (r"noisy:", "noisy", "run-to-run variation above 5% (the CV column)"),
-    (r"only \d+ repetitions?", "few-reps", "fewer than 3 repetitions: the interval is weak "
-     "or missing"),
-    (r"\d+ of \d+ repetitions did not complete", "incomplete",
-     "some repetitions failed; the rest were used"),
-    (r"other processes used", "busy", "other processes used the CPUs meanwhile"),
-    (r"the hypervisor stole", "steal", "the hypervisor took CPU time meanwhile"),
-    (r"the CPU clock varied", "clock", "the CPU clock frequency changed meanwhile"),
-)
-CURVE_TAGS = {
-    "disagree": "the repetitions' curves differ",
-    "limit": "the curve stopped at a system limit before its last size",
-}
 
 
 def terminal_width(stream=None) -> int:
@@ -70,29 +32,6 @@ def terminal_width(stream=None) -> int:
     except (AttributeError, ValueError, OSError):
         pass
     return DEFAULT_WIDTH
-
-
-def tag_of(warning) -> tuple[str, str]:
-    """(tag, meaning) of one stored warning: a flag by its reason, an old plain string by
-    its words."""
-    f = flags.read(warning)
-    if not f.legacy and f.reason in FLAG_TAGS:
-        return FLAG_TAGS[f.reason]
-    for pattern, tag, meaning in LEGACY_TAGS:
-        if re.match(pattern, f.text):
-            return tag, meaning
-    head = f.text.split(":", 1)[0]
-    head = head if len(head) <= 16 else " ".join(f.text.split()[:2])
-    return head.replace(" ", "-"), f.text
-
-
-def mark_of(results) -> str:
-    """The row's mark: disturbed (or unreliable, old runs) before imprecise."""
-    standings = {flags.standing(r) for r in results}
-    for kind in (flags.DISTURBED, flags.INCOMPLETE, flags.UNRELIABLE, flags.IMPRECISE):
-        if kind in standings:
-            return MARKS[kind]
-    return " "
 
 
 def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
@@ -378,15 +317,6 @@ def render_rows(groups, width: int) -> list[str]:
                 out.append("%s %s  %s" % (r.mark, label.ljust(wl), wrapped[0]))
                 out += wrapped[1:]
     return [l.rstrip() for l in out]
-
-
-MARK_WORDS = {
-    flags.DISTURBED: "disturbed: something outside the benchmark interfered enough to "
-                     "change a verdict",
-    flags.IMPRECISE: "imprecise: its own spread is too large for the precision it claims",
-    flags.INCOMPLETE: "some repetitions failed",
-    flags.UNRELIABLE: "unreliable (an older osmeter's judgement)",
-}
 
 
 def legend_lines(results: list[Result], groups, common, shared: list[str], width: int,

@@ -17,7 +17,7 @@ from . import curves, families, flags, monitor, precision, stats
 from .catalog import Catalog
 from .model import Result, Run, Sample
 from .plan import PlanItem
-from .report import numbers
+from . import numbers
 
 
 def build_results(catalog: Catalog, items: list[PlanItem], invs: dict,

@@ -9,7 +9,7 @@ import pytest
 from osmeter import display, flags, stats
 from osmeter.catalog import Catalog
 from osmeter.model import Result
-from osmeter.report import numbers
+from osmeter import numbers
 from clirun import osmeter
 
 

@@ -15,9 +15,10 @@ from .. import matching, studies
 from .. import references as refs
 from .. import remote
 from ..studies import common, o90
-from . import numbers, svg
+from .. import numbers
+from . import svg
 from .grid import align as _align
-from .numbers import number as fmt
+from ..numbers import number as fmt
 
 
 def _published(r) -> str:

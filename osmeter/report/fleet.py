@@ -15,7 +15,8 @@ from html import escape
 
 from ..fleet import Fleet, Row
 from ..model import system_keys
-from . import numbers, svg
+from .. import numbers
+from . import svg
 from .fleet_table import claim, column_unit, number, outliers_by_run
 from .html import CSS, Page, _table, slug, write_page
 

@@ -14,7 +14,7 @@ import textwrap
 from .. import display
 from ..fleet import MIN_EFFECT, Fleet, Row
 
-from .numbers import axis_unit, number
+from ..numbers import axis_unit, number
 
 DEFAULT_WIDTH = 100
 

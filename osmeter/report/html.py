@@ -15,7 +15,8 @@ from html import escape
 from .. import compare as cmpmod
 from .. import display, flags
 from .. import remote
-from . import numbers, svg
+from .. import numbers
+from . import against, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
                      gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
 
@@ -404,7 +405,6 @@ def render(cmp, references: bool = False, title: str = "osmeter report",
     """(HTML text, [(figure file name, svg text)]); studies: study views
     (osmeter/studies/) laid out after the comparison.  The page is a sequence of
     sections, each its own function; per family the figures come first, then the table."""
-    from . import against, study
     page = Page()
     common = display.common_level(cell_results(cmp))
     _intro(page, cmp, references, title, common, studies)

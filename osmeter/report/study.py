@@ -9,7 +9,7 @@ from html import escape
 
 from . import svg
 from .grid import align as _align, markdown_table as _md_table
-from .numbers import number as fmt
+from ..numbers import number as fmt
 
 VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
 

@@ -13,14 +13,15 @@ import textwrap
 from .. import compare as cmpmod
 from .. import significance as sig
 from .. import stats
-from .. import display, flags
+from .. import display, flag_words, flags
 from ..results import too_short
-from . import against, numbers
+from .. import numbers
+from . import against
 from .grid import align as _align, markdown_table as _md_table
 
 
 def fmt(v) -> str:
-    """A plain number (ratios, MIPS, counts): report/numbers.py's one format."""
+    """A plain number (ratios, MIPS, counts): osmeter/numbers.py's one format."""
     return numbers.number(v)
 
 
@@ -171,7 +172,7 @@ def row_tags(cmp, row) -> str:
         if c is None or c.result is None:
             continue
         for w in c.result.warnings:
-            who = by_tag.setdefault(display.tag_of(w)[0], [])
+            who = by_tag.setdefault(flag_words.tag_of(w)[0], [])
             if cmp.names[i] not in who:
                 who.append(cmp.names[i])
     return ", ".join(t if len(who) == len(row.cells) else "%s (%s)" % (t, ", ".join(who))
@@ -327,7 +328,7 @@ def legend_of_tags(cmp, results, common) -> list[str]:
     meanings = {}
     for r in results:
         for w in r.warnings:
-            meanings.setdefault(*display.tag_of(w))
+            meanings.setdefault(*flag_words.tag_of(w))
     if any(c.caveat for row in cmp.rows for c in row.cells if c is not None):
         lines.append("DISTURBED beside a verdict: one of the two runs was disturbed in that "
                      "row by enough to explain the difference (the notes say what); measure "

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import matching
 from .. import references as refs
 from .. import significance as sig
-from ..report.numbers import number as num   # one number formatter for text and tables
+from ..numbers import number as num   # one number formatter for text and tables
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
