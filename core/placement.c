@@ -128,6 +128,19 @@ static int allowed_cpus(int *cpus, int max)
     return n;
 }
 
+/* The placement as data beside the prose of note "placement": the CPUs bound to, "1" or
+ * "0,1", or "none" when unpinned (note "placement_cpus", osmeter/note_keys.py). */
+static int note_cpus(struct om_ctx *ctx, int near, int far)
+{
+    if (near < 0)
+        om_note(ctx, "placement_cpus", "none");
+    else if (far >= 0 && far != near)
+        om_note(ctx, "placement_cpus", "%d,%d", near, far);
+    else
+        om_note(ctx, "placement_cpus", "%d", near);
+    return OM_OK;
+}
+
 int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
 {
     const char *pin = om_str(ctx, "pin");
@@ -135,7 +148,7 @@ int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
     pl->near_cpu = pl->far_cpu = -1;
     if (strcmp(pin, "none") == 0) {
         om_note(ctx, "placement", "unpinned (scheduler's choice of CPUs)");
-        return OM_OK;
+        return note_cpus(ctx, -1, -1);
     }
     int cpus[MAX_CPUS];
     int n = allowed_cpus(cpus, MAX_CPUS);
@@ -150,7 +163,7 @@ int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
     om_note(ctx, "placement", "unpinned: %s has no CPU binding; pin=%s asked for %s",
             system_name(), pin, split ? "two CPUs" : "one CPU");
 #endif
-    return OM_OK;
+    return note_cpus(ctx, -1, -1);
 #else
     /* same: the last allowed CPU, usually the least disturbed by interrupts; split puts
      * the far end there and this process (the near end) on the CPU before it. */
@@ -160,7 +173,7 @@ int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
     if (err) {
         om_note(ctx, "placement", "unpinned: %s refused binding to CPU %d (%s)", system_name(),
                 near, strerror(err));
-        return OM_OK;
+        return note_cpus(ctx, -1, -1);
     }
     pl->near_cpu = near;
     pl->far_cpu = far_is_remote ? -1 : last;
@@ -171,7 +184,7 @@ int om_place(struct om_ctx *ctx, int far_is_remote, struct om_placement *pl)
         om_note(ctx, "placement", "near end on CPU %d, far end on CPU %d", near, last);
     else
         om_note(ctx, "placement", "all processes pinned to CPU %d", near);
-    return OM_OK;
+    return note_cpus(ctx, pl->near_cpu, pl->far_cpu);
 #endif
 }
 

@@ -259,18 +259,6 @@ def between(a: Snapshot, b: Snapshot) -> Interference:
     return out
 
 
-def cpus_of_placement(note) -> list[int] | None:
-    """The CPUs a placement note names ('all processes pinned to CPU 1', 'near end on
-    CPU 0, far end on CPU 1'; a list when repetitions differ); None when unpinned."""
-    notes = note if isinstance(note, list) else [note]
-    cpus = set()
-    for n in notes:
-        if not isinstance(n, str) or n.startswith("unpinned"):
-            return None
-        cpus |= {int(c) for c in re.findall(r"CPU (\d+)", n)}
-    return sorted(cpus) or None
-
-
 # ---- judging: could what happened explain a verdict? -----------------------------------
 
 QUIET_ADVICE = ("quiet the machine (osmeter check names busy processes) and run again; "

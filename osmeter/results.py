@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from collections import defaultdict
 
-from . import curves, families, flags, monitor, precision, stats
+from . import curves, families, flags, monitor, note_keys, precision, stats
 from .catalog import Catalog
 from .model import Result, Run, Sample
 from .plan import PlanItem
@@ -65,7 +65,7 @@ def results_for_bench(meta: dict, reps: list, at_rest: dict | None = None) -> li
             "the rest were used; see why the others failed", len(bad) / len(reps)))
     notes = merge_notes([inv.notes for _, inv, _ in ok])
     # Interference on the CPUs the benchmark ran on, added up over its repetitions.
-    cpus = monitor.cpus_of_placement(notes.get("placement"))
+    cpus = note_keys.placement_cpus(notes)
     seen = [itf for _, _, itf in ok]
     notes["interference"] = [itf.to_dict(cpus) for itf in seen]
 

@@ -108,13 +108,6 @@ def test_clock_changes_and_throttling_disturb():
     assert f.reason == flags.THROTTLING and "2 times" in f.text
 
 
-def test_placement_notes_name_the_cpus():
-    assert monitor.cpus_of_placement("all processes pinned to CPU 3") == [3]
-    assert monitor.cpus_of_placement("near end on CPU 0, far end on CPU 1") == [0, 1]
-    assert monitor.cpus_of_placement("unpinned (scheduler's choice of CPUs)") is None
-    assert monitor.cpus_of_placement(None) is None
-
-
 def test_the_per_cpu_counts_of_proc_stat_are_read():
     every, per_cpu = monitor._proc_stat()
     if every is None:
