@@ -1,6 +1,9 @@
 """Results in the formats other tools read: one module per format (docs/formats.md).
 
-Every exporter is a function `render(runs) -> Export`: the text of the file and, one line
+A module of this package that defines a `Format` is registered by that alone
+(`formats()` finds it; `osmeter export --format` offers it; tests/test_registries.py
+holds README's and docs/formats.md's lists to it).  Every exporter is a function
+`render(runs) -> Export`: the text of the file and, one line
 each, what the format could not carry (so `osmeter export` can say so).  Most formats
 describe one run, because the tools that read them do the comparing themselves (pyperf
 compare_to, Bencher's thresholds, github-action-benchmark's alerts); the long format
@@ -9,6 +12,8 @@ rows, not from runs.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,10 +35,16 @@ class Format:
     several_runs: bool = False
 
 
+DEFAULT = "osmeter"
+
+
 def formats() -> dict[str, Format]:
-    from . import bmf, github_benchmark, hyperfine, long, osmeter_json, pyperf
-    found = [osmeter_json.FORMAT, bmf.FORMAT, pyperf.FORMAT, hyperfine.FORMAT,
-             github_benchmark.SMALLER, github_benchmark.BIGGER, long.FORMAT]
+    """Every Format defined by a module of this package, the default first."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        mod = importlib.import_module("%s.%s" % (__name__, info.name))
+        found += [v for v in vars(mod).values() if isinstance(v, Format)]
+    found.sort(key=lambda f: f.name != DEFAULT)
     return {f.name: f for f in found}
 
 

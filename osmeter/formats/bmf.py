@@ -3,7 +3,8 @@
 A benchmark is a bench id with its sweep coordinate ('mem.read [bytes=4096]'); a measure
 is the metric with its unit ('wall (ns)'), except that a latency in nanoseconds is
 Bencher's built-in 'latency' measure.  value is our median and lower_value/upper_value
-our 95% interval, so Bencher's thresholds can use them.  Lost: every sample, the
+our interval of it (95% from 6 repetitions on, lower with fewer: the level is in
+osmeter's own export), so Bencher's thresholds can use them.  Lost: every sample, the
 direction (Bencher's thresholds say which side is bad), warnings, notes and the system
 description; skipped and failed results are absent.
 """
@@ -43,5 +44,5 @@ def render(runs) -> Export:
     return Export(json.dumps(report, indent=1) + "\n", left, sum(map(len, report.values())))
 
 
-FORMAT = Format("bmf", render, "Bencher Metric Format: median with the 95% interval as "
+FORMAT = Format("bmf", render, "Bencher Metric Format: median with its interval as "
                 "lower/upper value (bencher run --adapter json)")

@@ -3,16 +3,16 @@
 The action takes one direction per file, so there are two formats: github-smaller
 (tool: customSmallerIsBetter) holds the results where lower is better, github-bigger
 (customBiggerIsBetter) those where higher is better.  value is our median; range is
-"± h", h the larger half of our 95% interval (the action wants one symmetric number and
-rescales it with the unit), and extra states the interval itself, the repetitions and
-any reliability warning.  Lost: every sample, notes and the system description; skipped
+"± h", h the larger half of our interval (the action wants one symmetric number and
+rescales it with the unit), and extra states the interval itself with its level, the
+repetitions and any reliability warning.  Lost: every sample, notes and the system description; skipped
 and failed results are absent.
 """
 from __future__ import annotations
 
 import json
 
-from .. import flags
+from .. import flags, stats
 from . import Export, Format, count_note, measured, not_measured_note, unique_names
 
 
@@ -27,7 +27,10 @@ def entry(r, name: str) -> dict:
     lo, hi = s.get("ci_low"), s.get("ci_high")
     if lo is not None and hi is not None:
         out["range"] = "± %s" % _number(max(s["median"] - lo, hi - s["median"], 0.0))
-        extra.append("95%% interval: %s to %s %s" % (_number(lo), _number(hi), r.unit))
+        level = s.get("ci_level")
+        extra.append("%sinterval: %s to %s %s" % (
+            "%s%% " % stats.fmt_percent(level) if level is not None else "",
+            _number(lo), _number(hi), r.unit))
     if s.get("repetitions"):
         extra.append("repetitions: %d (%d samples)" % (s["repetitions"], s.get("n", 0)))
     for f in flags.of(r):
