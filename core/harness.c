@@ -113,34 +113,31 @@ void om_note(struct om_ctx *ctx, const char *key, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The body of om_skip, om_fail and om_bad_param: one line of `type`, then `status` (a
+ * variadic function cannot hand its arguments on, so the three share it as a macro). */
+#define LINE_THEN_RETURN(type, status)                                                   \
+    do {                                                                                 \
+        (void)ctx;                                                                       \
+        va_list ap;                                                                      \
+        va_start(ap, fmt);                                                               \
+        vline(type, NULL, NULL, fmt, ap);                                                \
+        va_end(ap);                                                                      \
+        return status;                                                                   \
+    } while (0)
+
 int om_skip(struct om_ctx *ctx, const char *fmt, ...)
 {
-    (void)ctx;
-    va_list ap;
-    va_start(ap, fmt);
-    vline("skip", NULL, NULL, fmt, ap);
-    va_end(ap);
-    return OM_SKIPPED;
+    LINE_THEN_RETURN("skip", OM_SKIPPED);
 }
 
 int om_fail(struct om_ctx *ctx, const char *fmt, ...)
 {
-    (void)ctx;
-    va_list ap;
-    va_start(ap, fmt);
-    vline("error", NULL, NULL, fmt, ap);
-    va_end(ap);
-    return OM_FAILED;
+    LINE_THEN_RETURN("error", OM_FAILED);
 }
 
 int om_bad_param(struct om_ctx *ctx, const char *fmt, ...)
 {
-    (void)ctx;
-    va_list ap;
-    va_start(ap, fmt);
-    vline("error", NULL, NULL, fmt, ap);
-    va_end(ap);
-    return OM_BADPARAM;
+    LINE_THEN_RETURN("error", OM_BADPARAM);
 }
 
 /* ---- parameters ----------------------------------------------------------------- */

@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -253,23 +252,3 @@ def _remove_private_dirs(inv: Invocation, params: dict) -> None:
                 and not os.path.islink(d)):
             shutil.rmtree(d, ignore_errors=True)
 
-
-def wait_gone(pids, timeout=5.0) -> bool:
-    """True once none of pids exists (used by tests for leak checks)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if _exists(p)]
-        if not alive:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True

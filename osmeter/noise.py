@@ -234,7 +234,8 @@ def load(ref: str, db) -> Profile:
             raise NoiseError("noise profile %s is not JSON (%s)" % (ref, e))
         return Profile.from_dict(doc)
     from .store import Store
-    doc = Store(db, readonly=True).load_noise(ref)
+    with Store(db, readonly=True) as store:
+        doc = store.load_noise(ref)
     if doc is None:
         raise NoiseError("no noise profile '%s' (osmeter noise --list shows them; record "
                          "one with osmeter noise RUN RUN RUN ... --name %s)" % (ref, ref))

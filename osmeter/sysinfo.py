@@ -249,13 +249,6 @@ def libc(core_build: dict | None = None) -> dict:
     return {"name": name or platform.system() + " libc", "version": version or platform.release()}
 
 
-def load_average() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
 def collect(core_build: dict | None = None) -> dict:
     """The whole description; `core_build` is osmeter-core's version record."""
     uname = platform.uname()

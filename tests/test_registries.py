@@ -151,3 +151,17 @@ def test_the_floor_checks_can_fail():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert floor("osmeter.references") < floor("osmeter.studies.o90") \
         < floor("osmeter.report.tables") < floor("osmeter.commands.run")
+
+
+# ---- names the core and the front-end share -----------------------------------------------
+
+def test_the_peer_secret_variable_is_one_name_in_the_core_and_the_front_end():
+    from osmeter.commands import serve
+    header = (ROOT / "core" / "servers" / "peer.h").read_text()
+    m = re.search(r'#define OM_PEER_SECRET_ENV "([A-Z_]+)"', header)
+    assert m and m.group(1) == serve.SECRET_ENV
+    spelled = [str(p.relative_to(ROOT)) for folder in ("core", "osmeter")
+               for p in sorted((ROOT / folder).rglob("*"))
+               if "build" not in p.parts and p.suffix in (".c", ".h", ".py")
+               and serve.SECRET_ENV in p.read_text()]
+    assert spelled == ["core/servers/peer.h", "osmeter/commands/serve.py"], spelled

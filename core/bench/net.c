@@ -856,7 +856,7 @@ BOTH_FAMILIES(udp_lat)
 #define PEER_PARAM                                                                         \
     {"peer", OM_STR, "", NULL, NULL, 0, 0, NULL,                                           \
      "far end: '' = a local child on loopback, or HOST:PORT of 'osmeter serve' (secret in " \
-     "$OSMETER_PEER_SECRET)"}
+     "$" OM_PEER_SECRET_ENV ")"}
 #define BW_SAMPLES(def, quick, smoke)                                                      \
     {"samples", OM_INT, def, quick, smoke, 1, 1000, NULL,                                  \
      "timed transfers (each one sample), after one untimed warm-up transfer"}

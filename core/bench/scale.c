@@ -484,6 +484,44 @@ static void child_wait(int announce_fd)
         pause();
 }
 
+/* What a curve of processes or threads keeps while it grows to n: a slot per object
+ * (`size` bytes each), two timestamps per object, and a pipe (a child announces itself
+ * on it; a thread waits on it until its write end closes). */
+struct population {
+    void *slots;
+    uint64_t *cycles;
+    int pipe[2];
+};
+
+static int population_begin(struct om_ctx *ctx, struct population *p, long long n,
+                            size_t size, const char *objects)
+{
+    p->slots = alloc_touched((size_t)n, size);
+    p->cycles = alloc_touched((size_t)n, 2 * sizeof *p->cycles);
+    if (!p->slots || !p->cycles) {
+        free(p->slots), free(p->cycles);
+        return om_fail(ctx, "cannot allocate bookkeeping for %lld %s", n, objects);
+    }
+    if (pipe(p->pipe) != 0) {
+        free(p->slots), free(p->cycles);
+        return om_fail(ctx, "pipe: %s", strerror(errno));
+    }
+    return OM_OK;
+}
+
+static void population_close(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static void population_end(struct population *p)
+{
+    population_close(&p->pipe[0]), population_close(&p->pipe[1]);
+    free(p->slots), free(p->cycles);
+}
+
 static int run_processes(struct om_ctx *ctx, int time_exit)
 {
     struct budget b;
@@ -498,17 +536,12 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     if (rc || (rc = om_apply_placement(ctx)))
         return rc;
     long long n = b.n, alive = 0;
-    pid_t *pids = alloc_touched((size_t)n, sizeof *pids);
-    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
-    int announce[2];
-    if (!pids || !cycles) {
-        free(pids), free(cycles);
-        return om_fail(ctx, "cannot allocate bookkeeping for %lld processes", n);
-    }
-    if (pipe(announce) != 0) {
-        free(pids), free(cycles);
-        return om_fail(ctx, "pipe: %s", strerror(errno));
-    }
+    struct population pop;
+    if ((rc = population_begin(ctx, &pop, n, sizeof(pid_t), "processes")))
+        return rc;
+    pid_t *pids = pop.slots;
+    uint64_t *cycles = pop.cycles;
+    int *announce = pop.pipe;
     om_note(ctx, "linkage", "%s", om_is_static() ? "static" : "dynamic");
     double overhead = timing_begin(ctx);
 
@@ -556,8 +589,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     }
     if (time_exit && rc == OM_OK)
         emit(ctx, "exit", cycles, total, total, -1, overhead);
-    close(announce[0]), close(announce[1]);
-    free(pids), free(cycles);
+    population_end(&pop);
     return rc;
 }
 
@@ -824,17 +856,12 @@ static int run_thread_create(struct om_ctx *ctx)
     if (rc || (rc = om_apply_placement(ctx)))
         return rc;
     long long n = b.n, created = 0;
-    pthread_t *threads = alloc_touched((size_t)n, sizeof *threads);
-    uint64_t *cycles = alloc_touched((size_t)n, 2 * sizeof *cycles);
-    int hold[2];
-    if (!threads || !cycles) {
-        free(threads), free(cycles);
-        return om_fail(ctx, "cannot allocate bookkeeping for %lld threads", n);
-    }
-    if (pipe(hold) != 0) {
-        free(threads), free(cycles);
-        return om_fail(ctx, "pipe: %s", strerror(errno));
-    }
+    struct population pop;
+    if ((rc = population_begin(ctx, &pop, n, sizeof(pthread_t), "threads")))
+        return rc;
+    pthread_t *threads = pop.slots;
+    uint64_t *cycles = pop.cycles;
+    int *hold = pop.pipe;
     om_note(ctx, "attributes", "default (the system's default stack size)");
     double overhead = timing_begin(ctx);
     for (; created < n; created++) {
@@ -847,16 +874,15 @@ static int run_thread_create(struct om_ctx *ctx)
         }
         stamp(cycles, created, t0, t1);
     }
-    close(hold[1]); /* every thread's read() returns 0 now */
+    population_close(&hold[1]); /* every thread's read() returns 0 now */
     for (long long i = 0; i < created; i++) {
         int err = pthread_join(threads[i], NULL);
         if (err && rc == OM_OK)
             rc = om_fail(ctx, "pthread_join: %s", strerror(err));
     }
-    close(hold[0]);
     if (rc == OM_OK)
         emit(ctx, "create", cycles, created, 0, 1, overhead);
-    free(threads), free(cycles);
+    population_end(&pop);
     return rc;
 }
 

@@ -12,6 +12,7 @@ from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, s
                 user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
+from .serve import SECRET_ENV
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
 
 
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
     s.add_argument("--peer", metavar="HOST[:PORT]", help="run network benchmarks against "
                    "'osmeter serve' on another host")
     s.add_argument("--peer-secret-file", metavar="FILE", help="the peer's shared secret "
-                   "(default: $OSMETER_PEER_SECRET)")
+                   "(default: $%s)" % SECRET_ENV)
     s.add_argument("--timeout", type=seconds, default=900.0,
                    help="seconds one repetition may take before it is killed (default 900)")
     s.add_argument("--quiet", action="store_true", help="no progress display")
@@ -100,7 +101,7 @@ def handle(args) -> int:
     env = {}
     secret_file = getattr(args, "peer_secret_file", None)
     if secret_file:
-        env["OSMETER_PEER_SECRET"] = read_secret_file(secret_file, "--peer-secret-file")
+        env[SECRET_ENV] = read_secret_file(secret_file, "--peer-secret-file")
     store = open_store(args)
     store.check_writable()
     if args.json:

@@ -137,9 +137,6 @@ class Ctx:
         r = self.result(i, bench, metric, x)
         return sig.rep_values(r) if r is not None and r.samples else []
 
-    def ran(self, bench: str) -> bool:
-        return any(r.bench == bench for run in self.runs for r in run.results)
-
     def why_not(self, i: int, bench: str) -> str:
         """Why a run has no value of bench: did not run, skipped or failed (with reason)."""
         mine = [r for r in self.runs[i].results if r.bench == bench]
