@@ -158,51 +158,45 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return OM_BADPARAM;
 }
 
-static int cmd_run(int argc, char **argv, int check_only)
+/* Benchmarks of a statically linked program run in the static build of the core: exec
+ * it with the same arguments.  Returns only where it could not: 0 when there is no
+ * static build, else the errno of the exec. */
+static int exec_static_core(int argc, char **argv)
 {
-    if (argc < 1)
-        return usage_error("run needs a benchmark id (osmeter-core list shows them)%s%s", "",
-                           "");
-    const struct om_bench *b = find_bench(argv[0]);
-    if (!b)
-        return usage_error("unknown benchmark '%s'%s (osmeter-core list shows them)", argv[0],
-                           "");
+    const char *stat = om_sibling_path("osmeter-core-static");
+    if (!stat)
+        return 0;
+    char *args[OM_MAX_PARAMS + 8];
+    int n = 0;
+    args[n++] = (char *)stat;
+    args[n++] = "run";
+    for (int i = 0; i < argc && n < OM_MAX_PARAMS + 6; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    fflush(stdout);
+    om_exec_own(stat, args);
+    return errno;
+}
 
-    /* Benchmarks of a statically linked program run in the static build of the core. */
-    int static_exec_errno = 0; /* the static build exists but could not be started */
-    if (b->static_core && !om_is_static() && !check_only) {
-        const char *stat = om_sibling_path("osmeter-core-static");
-        if (stat) {
-            char *args[OM_MAX_PARAMS + 8];
-            int n = 0;
-            args[n++] = (char *)stat;
-            args[n++] = "run";
-            for (int i = 0; i < argc && n < OM_MAX_PARAMS + 6; i++)
-                args[n++] = argv[i];
-            args[n] = NULL;
-            fflush(stdout);
-            om_exec_own(stat, args);
-            static_exec_errno = errno;
-        }
-        /* Fall through: the run function cannot be static here, so it is skipped below. */
-    }
-
-    struct om_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.bench = b;
+/* ctx->values from the preset's values and the key=value arguments, each checked;
+ * 0, or the exit status of a usage error. */
+static int set_params(struct om_ctx *ctx, int argc, char **argv, const char **preset_out)
+{
+    const struct om_bench *b = ctx->bench;
     const char *preset = "default";
     for (int i = 1; i < argc; i++)
         if (strncmp(argv[i], "--preset=", 9) == 0)
             preset = argv[i] + 9;
     if (strcmp(preset, "default") && strcmp(preset, "quick") && strcmp(preset, "smoke"))
         return usage_error("unknown preset '%s'%s (default, quick or smoke)", preset, "");
+    *preset_out = preset;
     for (int i = 0; i < OM_MAX_PARAMS && b->params[i].name; i++) {
         const struct om_param *p = &b->params[i];
         const char *quick = p->quick ? p->quick : p->def;
         const char *smoke = p->smoke ? p->smoke : quick;
-        ctx.values[i] = strcmp(preset, "smoke") == 0   ? smoke
-                        : strcmp(preset, "quick") == 0 ? quick
-                                                       : p->def;
+        ctx->values[i] = strcmp(preset, "smoke") == 0   ? smoke
+                         : strcmp(preset, "quick") == 0 ? quick
+                                                        : p->def;
     }
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--preset=", 9) == 0)
@@ -217,19 +211,19 @@ static int cmd_run(int argc, char **argv, int check_only)
                 found = j;
         if (found < 0)
             return usage_error("unknown parameter '%s' for %s", argv[i], b->id);
-        ctx.values[found] = eq + 1;
+        ctx->values[found] = eq + 1;
     }
     for (int i = 0; i < OM_MAX_PARAMS && b->params[i].name; i++) {
         char err[512];
-        if (om_check_value(&b->params[i], ctx.values[i], err, sizeof err))
+        if (om_check_value(&b->params[i], ctx->values[i], err, sizeof err))
             return usage_error("%s: %s", b->id, err);
     }
+    return 0;
+}
 
-    if (check_only) { /* the front-end validates a whole plan before running any of it */
-        printf("{\"type\":\"ok\"}\n");
-        return 0;
-    }
-
+static void print_header(const struct om_ctx *ctx, const char *preset)
+{
+    const struct om_bench *b = ctx->bench;
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     printf("{\"type\":\"header\",\"bench\":");
@@ -248,12 +242,44 @@ static int cmd_run(int argc, char **argv, int check_only)
         printf("%s", i ? "," : "");
         om_json_string(stdout, b->params[i].name);
         printf(":");
-        om_json_string(stdout, ctx.values[i]);
+        om_json_string(stdout, ctx->values[i]);
     }
     printf("}");
     print_metrics(b);
     printf("}\n");
     fflush(stdout);
+}
+
+static int cmd_run(int argc, char **argv, int check_only)
+{
+    if (argc < 1)
+        return usage_error("run needs a benchmark id (osmeter-core list shows them)%s%s", "",
+                           "");
+    const struct om_bench *b = find_bench(argv[0]);
+    if (!b)
+        return usage_error("unknown benchmark '%s'%s (osmeter-core list shows them)", argv[0],
+                           "");
+
+    /* Where the static build cannot be started (errno kept), the run is skipped below:
+     * the run function of a static benchmark cannot run in this dynamic build. */
+    int static_exec_errno = 0;
+    if (b->static_core && !om_is_static() && !check_only)
+        static_exec_errno = exec_static_core(argc, argv);
+
+    struct om_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.bench = b;
+    const char *preset = "default";
+    int bad = set_params(&ctx, argc, argv, &preset);
+    if (bad)
+        return bad;
+
+    if (check_only) { /* the front-end validates a whole plan before running any of it */
+        printf("{\"type\":\"ok\"}\n");
+        return 0;
+    }
+
+    print_header(&ctx, preset);
     if (om_exec_wrapper())
         om_note(&ctx, "exec_wrapper", "osmeter's own programs (exec helpers, the static core) "
                                       "started through '%s' (OSMETER_EXEC_WRAPPER)",

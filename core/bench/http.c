@@ -315,179 +315,208 @@ static int wait_quiet(struct om_ctx *ctx, struct server_child *sc, uint64_t expe
     }
 }
 
+/* What the points of run_curve share: the server, the request and its buffer, the open
+ * connections, and why the curve stopped before its last point (stopped: NULL if not;
+ * ended: a connection the system refused ends it now). */
+struct curve {
+    struct server_child sc;
+    char req[128];
+    size_t rlen;
+    long long size;
+    char *buf;
+    size_t bufcap;
+    int *fds;
+    long long nidle;
+    uint64_t base; /* connections accepted before the curve */
+    char stopbuf[256];
+    const char *stopped;
+    int ended;
+};
+
+static void curve_refused(struct curve *c, const char *call)
+{
+    snprintf(c->stopbuf, sizeof c->stopbuf, "%s: %s at %lld connections", call,
+             strerror(errno), c->nidle);
+    c->stopped = c->stopbuf;
+    c->ended = 1;
+}
+
+/* How far the curve can go: max, or less where the descriptor limit or the server's
+ * capacity says so (c->stopped then says which). */
+static long long curve_cap(struct curve *c, long long max, long long nofile, const char *mech)
+{
+    long long cap = max, limit_by_fds = nofile - 16 - 1;
+    if (cap > limit_by_fds) {
+        cap = limit_by_fds;
+        snprintf(c->stopbuf, sizeof c->stopbuf, "RLIMIT_NOFILE: %lld descriptors (hard "
+                 "limit) allow %lld idle connections", nofile, cap);
+        c->stopped = c->stopbuf;
+    }
+    if (cap > c->sc.probe->capacity - 1) {
+        cap = c->sc.probe->capacity - 1;
+        if (strcmp(mech, "select") == 0)
+            snprintf(c->stopbuf, sizeof c->stopbuf, "select: FD_SETSIZE = %d descriptors, so "
+                     "the server holds at most %d connections", FD_SETSIZE,
+                     c->sc.probe->capacity);
+        else
+            snprintf(c->stopbuf, sizeof c->stopbuf, "server capacity: %d connections "
+                     "(descriptor limit)", c->sc.probe->capacity);
+        c->stopped = c->stopbuf;
+    }
+    return cap;
+}
+
+/* The idle population grown to x connections, untimed, and the server idle again. */
+static int grow_idle(struct om_ctx *ctx, struct curve *c, long long x)
+{
+    int rc;
+    while (c->nidle < x) {
+        int fd = connect_to(&c->sc.addr, c->sc.addrlen);
+        if (fd < 0) {
+            curve_refused(c, "connect");
+            return OM_OK;
+        }
+        c->fds[c->nidle++] = fd;
+        /* Let a server on this CPU drain its accept queue before the queue fills
+         * and the kernel starts dropping handshakes. */
+        if (c->nidle % 512 == 0 && (rc = wait_quiet(ctx, &c->sc, c->base + (uint64_t)c->nidle)))
+            return rc;
+    }
+    return wait_quiet(ctx, &c->sc, c->base + (uint64_t)c->nidle);
+}
+
+/* One point: a new connection timed from connect() until the server's accept() returned,
+ * or (time_request) its second request timed; the cycles in *sample. */
+static int timed_point(struct om_ctx *ctx, struct curve *c, int time_request, uint64_t *sample)
+{
+    int status, rc;
+    int fd = client_socket(c->sc.addr.ss_family);
+    if (fd < 0) {
+        curve_refused(c, "socket");
+        return OM_OK;
+    }
+    __atomic_store_n(&c->sc.probe->armed, 1, __ATOMIC_RELEASE);
+    uint64_t t0 = om_cycles();
+    fd = connect_or_close(fd, &c->sc.addr, c->sc.addrlen);
+    if (fd < 0) {
+        curve_refused(c, "connect");
+        return OM_OK;
+    }
+    c->fds[c->nidle++] = fd;
+    char byte;
+    if (read(c->sc.notify_rd, &byte, 1) != 1)
+        return om_fail(ctx, "the server did not report the accept (it died?)");
+    uint64_t acc = __atomic_load_n(&c->sc.probe->accepted, __ATOMIC_ACQUIRE);
+    uint64_t stamp = __atomic_load_n(&c->sc.probe->accept_cycles, __ATOMIC_RELAXED);
+    if (acc != c->base + (uint64_t)c->nidle)
+        return om_fail(ctx, "accept count %llu, expected %llu", (unsigned long long)acc,
+                       (unsigned long long)(c->base + (uint64_t)c->nidle));
+    /* One untimed request: the connection is registered and has been used. */
+    long long got = exchange(fd, c->req, c->rlen, c->buf, c->bufcap, &status);
+    if (got != c->size || status != 200)
+        return om_fail(ctx, "request on connection %lld: status %d, %lld bytes (%s)", c->nidle,
+                       status, got, got < 0 ? strerror(errno) : "wrong length");
+    if (!time_request) {
+        if (stamp < t0)
+            return om_fail(ctx, "the server's accept time stamp precedes connect(): the "
+                                "CPUs' cycle counters disagree; try pin=same");
+        *sample = stamp - t0;
+        return OM_OK;
+    }
+    if ((rc = wait_quiet(ctx, &c->sc, c->base + (uint64_t)c->nidle)))
+        return rc;
+    uint64_t t1 = om_cycles();
+    got = exchange(fd, c->req, c->rlen, c->buf, c->bufcap, &status);
+    uint64_t t2 = om_cycles();
+    if (got != c->size || status != 200)
+        return om_fail(ctx, "timed request: status %d, %lld bytes", status, got);
+    *sample = t2 - t1;
+    return OM_OK;
+}
+
 static int run_curve(struct om_ctx *ctx, int time_request)
 {
     char why[256];
     const char *mech = ev_resolve(om_str(ctx, "mech"), why, sizeof why);
     if (!mech)
         return om_skip(ctx, "%s", why);
-    long long max = om_int(ctx, "max"), step = om_int(ctx, "step"), size = om_int(ctx, "size");
+    struct curve c = {.size = om_int(ctx, "size"), .bufcap = 65536, .base = 1};
+    long long max = om_int(ctx, "max"), step = om_int(ctx, "step");
     int idle_s = (int)om_int(ctx, "idle_timeout");
     om_cycles_init(ctx);
 
     /* This process holds every connection, the server one descriptor per connection:
      * both need the soft descriptor limit raised; a few stay spare for stdio and pipes. */
     long long nofile = om_raise_limit(RLIMIT_NOFILE);
-    long long cap = max, limit_by_fds = nofile - 16 - 1;
     struct om_placement pl;
     int rc = om_place(ctx, 0, &pl);
     if (rc)
         return rc;
-    struct server_child sc;
-    rc = start_server(ctx, &sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1", &size,
-                      1, (int)(max + 1), idle_s, &pl, 1);
+    rc = start_server(ctx, &c.sc, mech, om_str(ctx, "ip")[0] == '6' ? "::1" : "127.0.0.1",
+                      &c.size, 1, (int)(max + 1), idle_s, &pl, 1);
     if (rc) {
-        stop_server(&sc);
+        stop_server(&c.sc);
         return rc;
     }
     om_note(ctx, "mech", "%s", mech);
     om_note(ctx, "file_io", "%s", httpd_file_io());
-    om_note(ctx, "server_capacity", "%d connections", sc.probe->capacity);
+    om_note(ctx, "server_capacity", "%d connections", c.sc.probe->capacity);
     om_note(ctx, "timed", "%s", time_request
             ? "send() of a GET to the last byte of its response, on the newest connection "
               "after one untimed request on it; the server idle in its event wait"
             : "the client's cycle counter just before connect() to the server's just after "
               "accept() returned (shared memory): handshake, wake-up, event wait, accept");
-    const char *stopped = NULL;
-    char stopbuf[256];
-    if (cap > limit_by_fds) {
-        cap = limit_by_fds;
-        snprintf(stopbuf, sizeof stopbuf, "RLIMIT_NOFILE: %lld descriptors (hard limit) allow "
-                 "%lld idle connections", nofile, cap);
-        stopped = stopbuf;
-    }
-    if (cap > sc.probe->capacity - 1) {
-        cap = sc.probe->capacity - 1;
-        if (strcmp(mech, "select") == 0)
-            snprintf(stopbuf, sizeof stopbuf, "select: FD_SETSIZE = %d descriptors, so the "
-                     "server holds at most %d connections", FD_SETSIZE, sc.probe->capacity);
-        else
-            snprintf(stopbuf, sizeof stopbuf, "server capacity: %d connections (descriptor "
-                     "limit)", sc.probe->capacity);
-        stopped = stopbuf;
-    }
+    long long cap = curve_cap(&c, max, nofile, mech);
     long long npoints = cap / step + 1;
-    int *fds = malloc((size_t)(cap + 1) * sizeof *fds);
+    c.fds = malloc((size_t)(cap + 1) * sizeof *c.fds);
     uint64_t *cycles = malloc((size_t)npoints * sizeof *cycles);
-    size_t bufcap = 65536;
-    char *buf = malloc(bufcap);
-    if (!fds || !cycles || !buf) {
-        free(fds);
+    c.buf = malloc(c.bufcap);
+    if (!c.fds || !cycles || !c.buf) {
+        free(c.fds);
         free(cycles);
-        free(buf);
-        stop_server(&sc);
+        free(c.buf);
+        stop_server(&c.sc);
         return om_fail(ctx, "out of memory for %lld connections", cap);
     }
-    char req[128];
-    int rlen = snprintf(req, sizeof req, "GET /file-%lld HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                        size);
-    long long nidle = 0, np = 0;
+    c.rlen = (size_t)snprintf(c.req, sizeof c.req, "GET /file-%lld HTTP/1.1\r\nHost: "
+                              "127.0.0.1\r\n\r\n", c.size);
+    long long np = 0;
     uint64_t start = om_now_ns();
     /* Warm-up: one connection and request through every path, then closed. */
-    int status, warm = connect_to(&sc.addr, sc.addrlen);
-    long long got = warm < 0 ? -1 : exchange(warm, req, (size_t)rlen, buf, bufcap, &status);
+    int status, warm = connect_to(&c.sc.addr, c.sc.addrlen);
+    long long got = warm < 0 ? -1 : exchange(warm, c.req, c.rlen, c.buf, c.bufcap, &status);
     if (warm >= 0)
         close(warm);
-    if (got != size || status != 200) {
-        stop_server(&sc);
-        free(fds);
+    if (got != c.size || status != 200) {
+        stop_server(&c.sc);
+        free(c.fds);
         free(cycles);
-        free(buf);
+        free(c.buf);
         return om_fail(ctx, "warm-up request failed: status %d, %lld bytes", status, got);
     }
     sleep_us(10000); /* the server sees the close and waits again */
-    uint64_t base = 1; /* connections accepted before the curve */
-    rc = OM_OK;
-    for (long long x = 0; x <= cap && rc == OM_OK; x += step) {
-        while (nidle < x) { /* the idle population, untimed */
-            int fd = connect_to(&sc.addr, sc.addrlen);
-            if (fd < 0) {
-                snprintf(stopbuf, sizeof stopbuf, "connect: %s at %lld connections",
-                         strerror(errno), nidle);
-                stopped = stopbuf;
-                goto done;
-            }
-            fds[nidle++] = fd;
-            /* Let a server on this CPU drain its accept queue before the queue fills
-             * and the kernel starts dropping handshakes. */
-            if (nidle % 512 == 0 && (rc = wait_quiet(ctx, &sc, base + (uint64_t)nidle)))
-                goto done;
-        }
-        if ((rc = wait_quiet(ctx, &sc, base + (uint64_t)nidle)))
+    for (long long x = 0; x <= cap; x += step) {
+        if ((rc = grow_idle(ctx, &c, x)) || c.ended)
             break;
-        /* Timed: connect() until the server's accept() returned. */
-        int fd = client_socket(sc.addr.ss_family);
-        if (fd < 0) {
-            snprintf(stopbuf, sizeof stopbuf, "socket: %s at %lld connections",
-                     strerror(errno), nidle);
-            stopped = stopbuf;
+        if ((rc = timed_point(ctx, &c, time_request, &cycles[np])) || c.ended)
             break;
-        }
-        __atomic_store_n(&sc.probe->armed, 1, __ATOMIC_RELEASE);
-        uint64_t t0 = om_cycles();
-        fd = connect_or_close(fd, &sc.addr, sc.addrlen);
-        if (fd < 0) {
-            snprintf(stopbuf, sizeof stopbuf, "connect: %s at %lld connections",
-                     strerror(errno), nidle);
-            stopped = stopbuf;
-            break;
-        }
-        fds[nidle++] = fd;
-        char byte;
-        if (read(sc.notify_rd, &byte, 1) != 1) {
-            rc = om_fail(ctx, "the server did not report the accept (it died?)");
-            break;
-        }
-        uint64_t acc = __atomic_load_n(&sc.probe->accepted, __ATOMIC_ACQUIRE);
-        uint64_t stamp = __atomic_load_n(&sc.probe->accept_cycles, __ATOMIC_RELAXED);
-        if (acc != base + (uint64_t)nidle) {
-            rc = om_fail(ctx, "accept count %llu, expected %llu", (unsigned long long)acc,
-                         (unsigned long long)(base + (uint64_t)nidle));
-            break;
-        }
-        /* One untimed request: the connection is registered and has been used. */
-        got = exchange(fd, req, (size_t)rlen, buf, bufcap, &status);
-        if (got != size || status != 200) {
-            rc = om_fail(ctx, "request on connection %lld: status %d, %lld bytes (%s)", nidle,
-                         status, got, got < 0 ? strerror(errno) : "wrong length");
-            break;
-        }
-        if (time_request) {
-            if ((rc = wait_quiet(ctx, &sc, base + (uint64_t)nidle)))
-                break;
-            uint64_t t1 = om_cycles();
-            got = exchange(fd, req, (size_t)rlen, buf, bufcap, &status);
-            uint64_t t2 = om_cycles();
-            if (got != size || status != 200) {
-                rc = om_fail(ctx, "timed request: status %d, %lld bytes", status, got);
-                break;
-            }
-            cycles[np++] = t2 - t1;
-        } else {
-            if (stamp < t0) {
-                rc = om_fail(ctx, "the server's accept time stamp precedes connect(): the "
-                                  "CPUs' cycle counters disagree; try pin=same");
-                break;
-            }
-            cycles[np++] = stamp - t0;
-        }
+        np++;
     }
-done:
     if (rc == OM_OK && (om_now_ns() - start) / 1000000000ULL >= (uint64_t)idle_s)
         rc = om_fail(ctx, "the run outlasted the server's idle timeout (%d s): raise "
                           "idle_timeout", idle_s);
-    stop_server(&sc);
-    for (long long i = 0; i < nidle; i++)
-        close(fds[i]);
-    if (stopped && rc == OM_OK)
-        om_note(ctx, "stopped_by", "%s", stopped);
+    stop_server(&c.sc);
+    for (long long i = 0; i < c.nidle; i++)
+        close(c.fds[i]);
+    if (c.stopped && rc == OM_OK)
+        om_note(ctx, "stopped_by", "%s", c.stopped);
     if (rc == OM_OK && np == 0)
-        rc = om_fail(ctx, "no point measured (%s)", stopped ? stopped : "?");
+        rc = om_fail(ctx, "no point measured (%s)", c.stopped ? c.stopped : "?");
     for (long long i = 0; rc == OM_OK && i < np; i++)
         om_sample(ctx, time_request ? "request" : "accept", i * step, om_cycles_to_ns(cycles[i]));
-    free(fds);
+    free(c.fds);
     free(cycles);
-    free(buf);
+    free(c.buf);
     return rc;
 }
 
