@@ -484,18 +484,22 @@ static void child_wait(int announce_fd)
         pause();
 }
 
-/* What a curve of processes or threads keeps while it grows to n: a slot per object
- * (`size` bytes each), two timestamps per object, and a pipe (a child announces itself
- * on it; a thread waits on it until its write end closes). */
+/* What a curve of processes or threads keeps while it grows to the budget's n: a slot
+ * per object (`size` bytes each), two timestamps per object, and a pipe (a child
+ * announces itself on it; a thread waits on it until its write end closes). */
 struct population {
     void *slots;
     uint64_t *cycles;
     int pipe[2];
 };
 
-static int population_begin(struct om_ctx *ctx, struct population *p, long long n,
+static int population_begin(struct om_ctx *ctx, struct population *p, struct budget *b,
                             size_t size, const char *objects)
 {
+    int rc = budget_settle(ctx, b, objects);
+    if (rc || (rc = om_apply_placement(ctx)))
+        return rc;
+    long long n = b->n;
     p->slots = alloc_touched((size_t)n, size);
     p->cycles = alloc_touched((size_t)n, 2 * sizeof *p->cycles);
     if (!p->slots || !p->cycles) {
@@ -532,13 +536,11 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
     limit_memory(ctx, &b, 1 << 20, "assuming 1 MB per process");
     /* The harness tracks (and kills on a signal) at most 65536 children. */
     budget_cap(&b, 60000, "the harness's table of children");
-    int rc = budget_settle(ctx, &b, "processes");
-    if (rc || (rc = om_apply_placement(ctx)))
+    struct population pop;
+    int rc = population_begin(ctx, &pop, &b, sizeof(pid_t), "processes");
+    if (rc)
         return rc;
     long long n = b.n, alive = 0;
-    struct population pop;
-    if ((rc = population_begin(ctx, &pop, n, sizeof(pid_t), "processes")))
-        return rc;
     pid_t *pids = pop.slots;
     uint64_t *cycles = pop.cycles;
     int *announce = pop.pipe;
@@ -852,13 +854,11 @@ static int run_thread_create(struct om_ctx *ctx)
     limit_tasks(ctx, &b);
     limit_mappings(ctx, &b, 2); /* stack and guard page */
     limit_memory(ctx, &b, 256 << 10, "assuming 256 KB resident per thread");
-    int rc = budget_settle(ctx, &b, "threads");
-    if (rc || (rc = om_apply_placement(ctx)))
+    struct population pop;
+    int rc = population_begin(ctx, &pop, &b, sizeof(pthread_t), "threads");
+    if (rc)
         return rc;
     long long n = b.n, created = 0;
-    struct population pop;
-    if ((rc = population_begin(ctx, &pop, n, sizeof(pthread_t), "threads")))
-        return rc;
     pthread_t *threads = pop.slots;
     uint64_t *cycles = pop.cycles;
     int *hold = pop.pipe;
