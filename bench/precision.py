@@ -20,6 +20,13 @@ disturbed, at its strictest).  Then, per kind of benchmark (osmeter.precision.ki
 
     python3 bench/precision.py [--trials 20] [--runs 5] [--suite S | ID ...]
                                [--json raw.json] [--from raw.json ...]
+    python3 bench/precision.py --count DB [LABEL-GLOB]
+
+--count judges again, with the code as it is now, the runs stored in DB (all, or those
+whose label matches): per run and kind, how many results are flagged imprecise as stored
+and as judged now (spreads from the stored samples; the mem.* cache levels derived again
+from the stored sweep points), with the disturbed ones beside them, as stored.  That is
+how a change of the limits or of what is judged is counted on real runs.
 
 Long: one run of the representative set takes about a minute on 2 cores (the quick
 suite about 2).  Run it on a quiet machine; what it prints says how many results were
@@ -40,7 +47,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import monitor, plan, precision, runner          # noqa: E402
+from osmeter import flags, monitor, plan, precision, results, runner, stats  # noqa: E402
 from osmeter.catalog import Catalog                           # noqa: E402
 
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
@@ -248,6 +255,59 @@ def analyse(sources: list[dict]) -> None:
             key[0], key[1]))
 
 
+def count(db: str, label: str | None) -> None:
+    """Imprecise flags of stored runs, as stored and as judged by the code now."""
+    from osmeter.store import Store
+    with Store(db, readonly=True) as store:
+        refs = [r for r in store.list_runs() if label is None or fnmatch.fnmatchcase(
+            r.get("label") or "", label)]
+        for ref in refs:
+            run = store.load_run(ref["id"])
+            stored = flags.counted(run.results)
+            now = rejudged(run)
+            print("%s (%s): %d results, %d disturbed; imprecise %d as stored (%.0f%%), %d "
+                  "judged now (%.0f%%, of %d); of the undisturbed: %d as stored, %d now" % (
+                      ref.get("label") or ref["id"], ref["id"], len(stored),
+                      sum(flags.DISTURBED in flags.kinds(r) for r in stored),
+                      _imprecise(stored), 100.0 * _imprecise(stored) / max(1, len(stored)),
+                      _imprecise(now), 100.0 * _imprecise(now) / max(1, len(now)), len(now),
+                      _imprecise(stored, True), _imprecise(now, True)))
+            by_kind: dict[str, list] = {}
+            for when, rs in (("stored", stored), ("now", now)):
+                for r in rs:
+                    kind = precision.kind_of(r.bench, r.shape, r.metric).name
+                    row = by_kind.setdefault(kind, {"stored": [0, 0, 0], "now": [0, 0, 0]})
+                    row[when][0] += 1
+                    row[when][1] += flags.IMPRECISE in flags.kinds(r)
+                    row[when][2] += flags.DISTURBED in flags.kinds(r)
+            for kind, row in by_kind.items():
+                print("  %-24s stored: %3d results, %3d imprecise, %3d disturbed; now: %3d, "
+                      "%3d imprecise" % (kind, *row["stored"], *row["now"][:2]))
+
+
+def _imprecise(rs, undisturbed_only: bool = False) -> int:
+    return sum(flags.IMPRECISE in flags.kinds(r) for r in rs
+               if not (undisturbed_only and flags.DISTURBED in flags.kinds(r)))
+
+
+def rejudged(run) -> list:
+    """The run's counted results with their imprecise flags judged by the code now (the
+    derived mem.* levels derived again: their names may have changed)."""
+    from osmeter.families import mem
+    keep = [r for r in run.results if not (r.shape == "derived" and r.bench.startswith("mem."))]
+    for b in sorted({r.bench for r in keep if r.bench.startswith("mem.")}):
+        keep += mem.derive(b, [r for r in keep if r.bench == b], run.sysinfo)
+    out = []
+    for r in flags.counted(keep):
+        if r.samples and r.shape != "derived":
+            r.summary = stats.summarize(r.samples)
+        others = [w for w in r.warnings if flags.read(w).kind != flags.IMPRECISE]
+        r.warnings = others + [f.to_dict() for f in precision.judge(
+            r.summary, r.bench, r.shape, r.metric)]
+        out.append(r)
+    return out
+
+
 def main() -> int:
     global RUN_QUIET
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -267,8 +327,14 @@ def main() -> int:
     ap.add_argument("--run-quiet", type=float, default=RUN_QUIET, metavar="CPUS",
                     help="count only runs during which others used at most this many "
                     "CPUs (default %(default)s)")
+    ap.add_argument("--count", metavar="DB", help="count the imprecise flags of the runs "
+                    "stored in DB (those labelled like the one id given, a glob), as stored "
+                    "and as judged now")
     args = ap.parse_args()
     RUN_QUIET = args.run_quiet
+    if args.count:
+        count(args.count, args.ids[0] if args.ids else None)
+        return 0
     if args.sources:
         data = []
         for path in args.sources:
