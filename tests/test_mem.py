@@ -374,3 +374,27 @@ def test_memory_limit_is_a_skip_not_a_crash(tmp_path):
                          preexec_fn=limit, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert '"type":"skip"' in out.stdout and "cannot allocate" in out.stdout
+
+
+def test_an_older_run_with_the_detectors_names_still_compares():
+    # Stored before issue 25: the detector's names (L1-L2 where it merged two levels).
+    from osmeter import compare
+    from osmeter.model import Run
+
+    def run(run_id, derived_names=None):
+        points = sweep("mem.write", sizes(), lambda x, rep: staircase(x) * (1 + rep / 100))
+        if derived_names is None:
+            derived = mem.derive("mem.write", points, {"cpu": {"caches": CACHES}})
+        else:
+            derived = [Result(bench="mem.write", metric="bandwidth.plateau." + n, unit="MB/s",
+                              better="higher", shape="derived",
+                              samples=[Sample(rep, None, 1000.0 + rep) for rep in range(5)],
+                              summary={"n": 5, "median": 1002.0}) for n in derived_names]
+        return Run(id=run_id, label=None, started="2026-11-25T22:00:00+00:00",
+                   status="complete", sysinfo={"cpu": {"caches": CACHES}},
+                   results=points + derived)
+    cmp = compare.compare([run("old", ["L1-L2", "L3", "memory"]), run("new")])
+    cells = {r.metric.split(".plateau.")[1]: [c is not None for c in r.cells]
+             for r in cmp.rows if ".plateau." in r.metric}
+    assert cells == {"L1-L2": [True, False], "L1": [False, True], "L2": [False, True],
+                     "L3": [True, True], "memory": [True, True]}
