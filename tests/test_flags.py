@@ -178,6 +178,17 @@ def test_imprecise_when_the_spread_is_above_its_kinds(measured):
     assert precision.judge(summary_with(1.0, reps=1), "syscall.getpid") == []
 
 
+def test_a_share_at_a_bound_is_not_judged_by_its_cv(measured):
+    # net.udp_ttcp's loss: 0, 0, 18.4, 8.2, 0 % (issue 25) has a CV of 137%, which says
+    # nothing about its precision; the datagrams per second beside it are judged.
+    loss = [0.0, 0.0, 18.4, 8.2, 0.0]
+    summary = stats.summarize([Sample(i, 1024, v) for i, v in enumerate(loss)])
+    assert summary["cv"] > 1.0
+    assert precision.judge(summary, "net.udp_ttcp", "sweep", "loss") == []
+    assert precision.judge(summary, "net.udp_ttcp.ipv6", "sweep", "loss") == []
+    assert precision.judge(summary, "net.udp_ttcp", "sweep", "received") != []
+
+
 @pytest.mark.parametrize("shape", ["normal", "lognormal"])
 def test_a_result_as_precise_as_its_kind_is_flagged_in_at_most_5_percent(shape, measured):
     """The claim behind the limit, by simulation (fixed seed): repetition medians whose
