@@ -240,10 +240,10 @@ def _centre(r: Result) -> float | None:
 # cores or other guests: this project's VM reports its host's 260 MiB L3, and its read
 # bandwidth falls to memory's from 64 MiB on), nearer the level below it still rides on
 # that one, and the smallest buffers show the loop's own overhead.  Levels closer than
-# that (L2 of 256 KiB over an L1 of 32 KiB) keep what lies between twice the level below
-# and half their size.  Memory is from twice the last level's size on.  Every window
-# spans a factor of two or more, so it holds a power of two: the quick suite's sizes
-# reach every level.
+# that (L2 of 256 KiB over an L1 of 48 KiB) keep what lies between twice the level below
+# and half their size.  Memory is from twice the last level's size on.  A level 16 times
+# the one below or more (most) gets a window of a factor of two or more, which holds a
+# power of two: the quick suite's sizes reach it.
 INSIDE_FROM, INSIDE_TO, MEMORY_FROM = 1 / 32, 1 / 4, 2.0
 MEMORY = "memory"
 
