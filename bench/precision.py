@@ -41,6 +41,7 @@ measurement is kept; several --from files are analysed together.
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime as dt
 import fnmatch
 import json
@@ -326,6 +327,7 @@ def rejudged(run) -> list:
     """The run's counted results with their imprecise flags judged by the code now (the
     derived mem.* levels derived again: their names may have changed)."""
     from osmeter.families import mem
+    run = copy.deepcopy(run)          # the stored flags stay as they were
     keep = [r for r in run.results if not (r.shape == "derived" and r.bench.startswith("mem."))]
     for b in sorted({r.bench for r in keep if r.bench.startswith("mem.")}):
         keep += mem.derive(b, [r for r in keep if r.bench == b], run.sysinfo)
