@@ -2,9 +2,9 @@
 """How precise each kind of benchmark is on this machine at rest: the measured basis of
 osmeter/precision.py's KINDS and SHORTEST_ALONE_S.
 
-Runs the quick suite (or another suite, or the ids given; with --by-kind representative
-benchmarks of every kind, REPRESENTATIVE below, one kind per run, short enough for the
-quiet gaps of a shared machine) several times with the usual 5 repetitions, in separate
+Runs the quick suite (or another suite, or the ids given at the quick sizes; with
+--by-family one family of them per run, in turn, short enough for the quiet gaps of a
+shared machine) several times with the usual 5 repetitions, in separate
 osmeter runs, as a user runs it: the spreads are those of the results a user's run
 judges, measured where they are judged (issue 25: a basis measured on 43 representative
 benchmarks in one-minute runs flagged 16-33% of a quick run), and keeps for each result only the runs in which nothing disturbed it (others used at most 0.1 CPU over the whole run,
@@ -65,25 +65,6 @@ SHORTEST_ALONE_S = precision.SHORTEST_ALONE_S   # as in the code (measuring sets
 # ... in a run during which other processes used at most this many CPUs on average.
 RUN_QUIET = 0.1
 
-# A few benchmarks of every kind (osmeter.precision.KINDS), at their quick sizes.
-REPRESENTATIVE = {
-    "memory": ["mem.read", "mem.bcopy", "mem.latency", "fs.cache_read"],
-    "system call": ["cpu.integer", "syscall.getpid", "syscall.read", "syscall.stat",
-                    "syscall.select", "lat.signal", "fs.openclose"],
-    "process creation": ["proc.fork.dynamic", "proc.exec.static", "proc.fork_exec_exit",
-                         "proc.shell", "thread.lifecycle"],
-    "context switch and IPC": ["ctx.pipe_pingpong", "ctx.pipe_ring", "thread.ctx.pipe",
-                               "thread.futex.wake", "thread.mutex", "thread.pingpong.e1"],
-    "network": ["net.tcp_lat", "net.udp_lat", "net.unix_bw", "net.tcp_bw", "net.tcp_connect"],
-    "file system": ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.read", "fs.frag.layout",
-                    "fs.tar.extract", "fs.rm_tree", "mab.local"],
-    "program start-up": ["app.start.sh", "app.start.python3", "app.vim_open"],
-    precision.SCATTER: ["scale.mmap", "scale.socket", "scale.fork.dynamic", "thread.create",
-                        "net.http_connect"],
-    "application": ["app.convert.avi_mpeg"],
-}
-
-
 def quiet(seen: list, at_rest: dict) -> bool:
     """Nothing seen meanwhile could move this result by 2% (its stored interference,
     judged as osmeter judges it with the lowest floor; derived results have none)."""
@@ -103,22 +84,25 @@ def wait_quiet(most_s: float) -> float:
             return others
 
 
-def measure(ids, suite, trials: int, runs: int, path: str | None, by_kind: bool = False,
+def measure(ids, suite, trials: int, runs: int, path: str | None, by_family: bool = False,
             wait_s: float = 0.0, only_quiet: bool = False) -> dict:
     catalog = Catalog()
     if not ids and not suite:
-        if by_kind:
-            ids = [i for kind in REPRESENTATIVE.values() for i in kind]
-        else:
-            suite = "quick"
-    # By kind: each run measures one kind's representatives (in turn), short enough to
-    # fit in the quiet gaps of a shared machine.
-    groups = [[i for i in k if i in ids] for k in REPRESENTATIVE.values()] if by_kind \
-        else [ids]
+        suite = "quick"
+    if ids:
+        groups, preset = [ids], "quick"
+    else:
+        groups, preset = [list(catalog.suite(suite))], plan.SUITES[suite][1]
+    if by_family:
+        # Each run measures one family of them (in turn), short enough to fit in the
+        # quiet gaps of a shared machine; every benchmark is still measured.
+        families: dict[str, list] = {}
+        for i in groups[0]:
+            families.setdefault(i.split(".", 1)[0], []).append(i)
+        groups = list(families.values())
     plans = []
-    for group in (g for g in groups if g or not ids):
-        _, items, variants = plan.build(catalog, group, suite=None if ids else suite,
-                                        preset="quick" if ids else None)
+    for group in groups:
+        _, items, variants = plan.build(catalog, group, preset=preset)
         plan.validate(catalog, items, variants)
         plans.append((items, variants))
     # Every phase, also those osmeter does not show alone: their spread is measured here.
@@ -350,8 +334,8 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", help="also write the raw measurements here")
-    ap.add_argument("--by-kind", action="store_true",
-                    help="each run measures one kind's representatives, in turn")
+    ap.add_argument("--by-family", action="store_true",
+                    help="each run measures one family of the benchmarks, in turn")
     ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
                     help="before each run wait up to this long for others to be quiet")
     ap.add_argument("--only-quiet", action="store_true",
@@ -376,7 +360,7 @@ def main() -> int:
                 data.append(json.load(f))
     else:
         data = [measure(args.ids, args.suite, args.trials, args.runs, args.json,
-                        args.by_kind, args.wait_quiet, args.only_quiet)]
+                        args.by_family, args.wait_quiet, args.only_quiet)]
     analyse(data)
     return 0
 
