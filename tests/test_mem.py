@@ -398,3 +398,20 @@ def test_an_older_run_with_the_detectors_names_still_compares():
              for r in cmp.rows if ".plateau." in r.metric}
     assert cells == {"L1-L2": [True, False], "L1": [False, True], "L2": [False, True],
                      "L3": [True, True], "memory": [True, True]}
+
+
+@pytest.mark.parametrize("sizes", [
+    [32 << 10, 512 << 10, 32 << 20],     # AMD Zen core
+    [48 << 10, 1280 << 10, 30 << 20],    # Intel desktop
+    [128 << 10, 12 << 20],               # Apple M1 (no L3)
+    [32 << 10, 256 << 10, 8 << 20],      # older Intel: L2 8 times the L1
+    [16 << 10, 128 << 10],               # a small ARM board
+    [48 << 10, 2 << 20, 260 << 20]])     # this project's VM (its host's L3)
+def test_every_level_window_holds_a_power_of_two_of_the_quick_sweep(sizes):
+    # The quick suite sweeps the powers of two from 512 B to 4 x the last level.
+    caches = [{"level": i + 1, "size": s} for i, s in enumerate(sizes)]
+    swept = [512 << k for k in range(40) if 512 << k <= 4 * sizes[-1]]
+    windows = mem.level_windows(caches)
+    assert [w[0] for w in windows] == ["L%d" % (i + 1) for i in range(len(sizes))] + ["memory"]
+    for label, lo, hi in windows:
+        assert any(lo <= x <= hi for x in swept), (label, lo, hi)
