@@ -4,13 +4,14 @@ osmeter/precision.py's KINDS and SHORTEST_ALONE_S.
 
 Runs the quick suite (or another suite, or the ids given at the quick sizes; with
 --by-family one family of them per run, in turn, short enough for the quiet gaps of a
-shared machine) several times with the usual 5 repetitions, in separate
-osmeter runs, as a user runs it: the spreads are those of the results a user's run
-judges, measured where they are judged (issue 25: a basis measured on 43 representative
-benchmarks in one-minute runs flagged 16-33% of a quick run), and keeps for each result only the runs in which nothing disturbed it (others used at most 0.1 CPU over the whole run,
-and nothing seen while the result was measured could move it by 2%: other processes,
-steal above the machine's at rest, a clock change; the judgement that flags results
-disturbed, at its strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
+shared machine) several times with the usual 5 repetitions, in separate osmeter runs, as
+a user runs it: the spreads are those of the results a user's run judges (issue 25: a
+basis measured on 43 representative benchmarks in one-minute runs, 37% of a quick run's
+results, flagged 16-33% of quick runs).  It keeps for each result only the runs in which
+nothing disturbed it (others used at most 0.1 CPU over the whole run, and nothing seen
+while the result was measured could move it by 2%: other processes, steal above the
+machine's at rest, a clock change; the judgement that flags results disturbed, at its
+strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
 
   * each result's spread: its run-to-run CV pooled over those quiet runs (root mean
     square), and of these the median, the 90th percentile (the kind's `spread`, what 9
@@ -33,9 +34,9 @@ and as judged now (spreads from the stored samples; the mem.* cache levels deriv
 from the stored sweep points), with the disturbed ones beside them, as stored.  That is
 how a change of the limits or of what is judged is counted on real runs.
 
-Long: one run of the representative set takes about a minute on 2 cores (the quick
-suite about 2).  Run it on a quiet machine; what it prints says how many results were
-quiet in how many runs.  --json is rewritten after every run, so an interrupted
+Long: one run of the quick suite takes 3-5 minutes on 2 cores (one family of it, with
+--by-family, from seconds to a minute).  Run it on a quiet machine; what it prints says
+how many results were quiet in how many runs.  --json is rewritten after every run, so an interrupted
 measurement is kept; several --from files are analysed together.
 """
 from __future__ import annotations
@@ -53,7 +54,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import flags, monitor, plan, precision, results, runner, stats  # noqa: E402
+from osmeter import flags, monitor, plan, precision, runner, stats  # noqa: E402
 from osmeter.catalog import Catalog                           # noqa: E402
 
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
