@@ -50,7 +50,10 @@ SIZE_UNITS = ("bytes", "B", "KiB", "MiB", "GiB", "pages")   # sizes: not slower,
 # processes used 0.00 CPUs and steal was 0 throughout): per kind, the 90th percentile
 # over its results of their run-to-run CV pooled over the 10 runs.  With these, 2-10% of
 # a kind's quiet results are flagged.  Another machine's spreads may differ: run the
-# script there and read its table.
+# script there and read its table.  Those 43 benchmarks gave 37% of a quick run's
+# results (of its memory results 57 of 214, of its scalability curves 5 of 16), and quick
+# runs nothing disturbed had 16-33% flagged (issue 25): to be measured again on the quick
+# suite at rest, as bench/precision.py now does by default.
 
 
 def measured(results: int) -> str:
