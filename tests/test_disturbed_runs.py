@@ -30,14 +30,10 @@ from osmeter import flags, monitor
 from osmeter.model import Result
 from clirun import osmeter
 
-# Of every family; with a memory curve (its points beyond the caches and its cache
-# levels) and the scalability curves that were all flagged in quick runs (issue 25), so
-# that the set is flagged as the quick suite would be.
 FIXED_SET = ["cpu.integer", "syscall.getpid", "syscall.stat", "lat.signal",
              "ctx.pipe_pingpong", "ctx.pipe_self", "proc.fork.dynamic", "proc.exec.dynamic",
-             "thread.ctx.pipe", "thread.mutex", "mem.bcopy", "mem.write", "fs.cache_read",
-             "fs.openclose", "net.unix_lat", "net.tcp_lat", "scale.mmap", "scale.bind",
-             "scale.manymap.mmap", "app.start.sh"]
+             "thread.ctx.pipe", "thread.mutex", "mem.bcopy", "fs.cache_read",
+             "fs.openclose", "net.unix_lat", "net.tcp_lat", "scale.mmap", "app.start.sh"]
 REPETITIONS = 5
 # Others' CPU time, as a share of the machine, below which no row can be flagged for
 # them (osmeter's smallest disturbance): the machine is quiet enough to judge.
