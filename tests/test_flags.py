@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,17 @@ def test_imprecise_when_the_spread_is_above_its_kinds(measured):
     assert precision.judge(summary_with(1.0, reps=1), "syscall.getpid") == []
 
 
+def test_a_share_at_a_bound_is_not_judged_by_its_cv(measured):
+    # net.udp_ttcp's loss: 0, 0, 18.4, 8.2, 0 % (issue 25) has a CV of 137%, which says
+    # nothing about its precision; the datagrams per second beside it are judged.
+    loss = [0.0, 0.0, 18.4, 8.2, 0.0]
+    summary = stats.summarize([Sample(i, 1024, v) for i, v in enumerate(loss)])
+    assert summary["cv"] > 1.0
+    assert precision.judge(summary, "net.udp_ttcp", "sweep", "loss") == []
+    assert precision.judge(summary, "net.udp_ttcp.ipv6", "sweep", "loss") == []
+    assert precision.judge(summary, "net.udp_ttcp", "sweep", "received") != []
+
+
 @pytest.mark.parametrize("shape", ["normal", "lognormal"])
 def test_a_result_as_precise_as_its_kind_is_flagged_in_at_most_5_percent(shape, measured):
     """The claim behind the limit, by simulation (fixed seed): repetition medians whose
@@ -193,6 +205,49 @@ def test_a_result_as_precise_as_its_kind_is_flagged_in_at_most_5_percent(shape, 
         rate = flagged / trials
         assert rate <= (0.062 if shape == "normal" else 0.08), (n, rate)
         assert rate >= 0.035, (n, rate)        # and the limit is not needlessly lax
+
+
+def flagged_share_at_rest(seed: int, measured_share: float = 1.0, noisier: float = 1.0) -> float:
+    """One simulated machine (fixed seed): a kind of 150 results whose spreads at rest
+    vary a hundredfold (log-normal, sd 1) with a rare excursion in 1 of 20 repetitions;
+    its spread measured as bench/precision.py measures it (each result's CV pooled over
+    10 quiet runs of 5 repetitions, the 90th percentile over the results measured), on
+    the first `measured_share` of them, the others `noisier` times noisier.  Returns the
+    share of a fresh quiet run's results flagged imprecise."""
+    rng = random.Random(seed)
+    n = 150
+    measured = int(measured_share * n)
+    spreads = [0.03 * math.exp(rng.gauss(0, 1.0)) * (1 if i < measured else noisier)
+               for i in range(n)]
+
+    def one_run():
+        out = []
+        for s in spreads:
+            reps = [math.exp(rng.gauss(0, s)) * (1 + abs(rng.gauss(0, 4 * s))
+                                                 if rng.random() < 0.05 else 1)
+                    for _ in range(5)]
+            out.append(stats.summarize([Sample(i, None, v) for i, v in enumerate(reps)]))
+        return out
+    basis = [one_run() for _ in range(10)]
+    pooled = [math.sqrt(sum(b[i]["cv"] ** 2 for b in basis) / len(basis))
+              for i in range(measured)]
+    p90 = statistics.quantiles(pooled, n=10, method="inclusive")[8]
+    kind = precision.Kind("simulated", ("sim.*",), p90, "simulated")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(precision, "KINDS", (kind,))
+        return sum(bool(precision.judge(s, "sim.x")) for s in one_run()) / n
+
+
+def test_a_spread_measured_on_the_results_it_judges_flags_at_most_10_percent_at_rest():
+    """Issue 25's target holds by construction once each kind's spread is measured on the
+    results a run judges, however unequal they are (20 simulated machines)."""
+    shares = [flagged_share_at_rest(seed) for seed in range(20)]
+    assert max(shares) <= 0.10 and statistics.fmean(shares) <= 0.07, shares
+    # Measured on a third of them while the rest are twice as noisy (the quick suite
+    # against bench/precision.py's 43 representatives, which covered 37% of a quick run's
+    # results): that is how quick runs came to have 16-33% flagged.
+    shares = [flagged_share_at_rest(seed, 0.37, 2.0) for seed in range(20)]
+    assert statistics.fmean(shares) > 0.10, shares
 
 
 # ---- results: flags stored, short phases, no per-row few-repetitions note -----------------

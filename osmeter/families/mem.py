@@ -1,9 +1,13 @@
-"""Memory family analysis: the cache plateaus of a bandwidth or latency curve.
+"""Memory family analysis: the cache levels of a bandwidth or latency curve.
 
 A curve of bandwidth (or load latency) over buffer size is a staircase: flat while the
 buffers fit in one cache level, a drop (rise) where they stop fitting, flat again.
-`find_plateaus` cuts the curve into flat pieces and `derive` reports each plateau's level
-and the size where it breaks, next to the cache sizes the system reports.
+`derive` reports one result per cache level the machine reports (sysinfo), named after
+the level, not after what a detector found in one run's curve: `<metric>.plateau.L1`,
+`.L2`, `.L3` (up to the last level) and `.memory`, the curve's value at the sizes well
+inside that level (`level_windows`), so that two runs of one machine have the same rows.
+`find_plateaus` cuts the curve into flat pieces, and each level result carries where the
+curve breaks near that cache's size, next to the size the system reports.
 
 Method: the curve is segmented in log space (log size, log value) by dynamic
 programming: the segmentation that minimises the squared deviation of each point from
@@ -230,13 +234,45 @@ def _centre(r: Result) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
-    """Plateaus of every buffer-size sweep of a mem.* benchmark.
+# A footprint is well inside a cache level from 1/32 to 1/4 of its size, and at least
+# twice the level below: nearer its size the curve already slides to the next level
+# (associativity, page tables, the program's other data, and a cache shared with other
+# cores or other guests: this project's VM reports its host's 260 MiB L3, and its read
+# bandwidth falls to memory's from 64 MiB on), nearer the level below it still rides on
+# that one, and the smallest buffers show the loop's own overhead.  Levels closer than
+# that (L2 of 256 KiB over an L1 of 48 KiB) keep what lies between twice the level below
+# and half their size.  Memory is from twice the last level's size on.  A level 16 times
+# the one below or more (most) gets a window of a factor of two or more, which holds a
+# power of two: the quick suite's sizes reach it.
+INSIDE_FROM, INSIDE_TO, MEMORY_FROM = 1 / 32, 1 / 4, 2.0
+MEMORY = "memory"
 
-    Marks each sweep point with extra["plateau"] (its plateau's label, or "transition")
-    and returns one derived Result per plateau: metric "<metric>.plateau.<label>", its
-    median value, and in extra the sizes it spans, where it breaks and the nearest cache
-    size the system reports.
+
+def level_windows(caches: list[dict]) -> list[tuple[str, float, float]]:
+    """(label, smallest, largest footprint in bytes) well inside each data cache level,
+    smallest level first, then memory ([] when the caches are not known)."""
+    windows, below = [], 0.0
+    for c in caches:
+        size = float(c["size"])
+        lo, hi = max(INSIDE_FROM * size, 2 * below), INSIDE_TO * size
+        if lo > hi:
+            lo, hi = 2 * below, size / 2
+        if lo <= hi:
+            windows.append(("L%d" % c["level"], lo, hi))
+        below = size
+    if caches:
+        windows.append((MEMORY, MEMORY_FROM * below, math.inf))
+    return windows
+
+
+def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
+    """The cache levels of every buffer-size sweep of a mem.* benchmark.
+
+    Returns one derived Result per cache level with a swept size well inside it: metric
+    "<metric>.plateau.<level>" (L1, L2, ..., memory), in each repetition the median over
+    those sizes, and in extra the sizes it used, the cache, and where the curve breaks
+    near that cache's size (find_plateaus).  Marks each sweep point with
+    extra["plateau"]: the level it counts in, or None.  No cache sizes known: none.
     """
     if not bench_id.startswith("mem."):
         return []
@@ -255,30 +291,45 @@ def derive(bench_id: str, results: list[Result], sysinfo: dict) -> list[Result]:
         used = aligned if len(aligned) >= 4 else points
         plateaus = find_plateaus([p.x for p in used], [_centre(p) for p in used])
         label_plateaus(plateaus, caches, buffers)
+        breaks = [p for p in plateaus if p.get("break_footprint_bytes")]
         for p in points:
-            home = [q for q in plateaus if p.x in q["xs"]]
-            p.extra["plateau"] = home[0]["label"] if home else "transition"
-        if not points:
-            continue
-        first = points[0]
-        for q in plateaus:
-            extra = {k: v for k, v in q.items() if k not in ("min", "max", "n")}
-            extra["level_of_point_medians"] = extra.pop("value")
-            extra["caches"] = caches
-            extra["buffers"] = buffers
-            mine = [p for p in points if p.x in q["xs"]]
-            samples = _plateau_samples(mine)
-            summary = stats.summarize(samples)
-            # Its points' disturbances are its own; its spread is judged anew.
-            disturbed = {f.text: f for p in mine for f in flags.of(p) if f.kind != flags.IMPRECISE}
-            derived.append(Result(
-                bench=bench_id, metric="%s.plateau.%s" % (metric, q["label"] or "?"),
-                unit=first.unit, better=first.better, shape="derived",
-                params=dict(first.params), samples=samples, summary=summary,
-                warnings=[f.to_dict() for f in list(disturbed.values()) +
-                          precision.judge(summary, bench_id, "derived", metric)],
-                extra=extra))
+            p.extra["plateau"] = None
+        for label, lo, hi in level_windows(caches):
+            mine = sorted((p for p in used if lo <= p.x * buffers <= hi), key=lambda p: p.x)
+            if not mine:
+                continue
+            for p in mine:
+                p.extra["plateau"] = label
+            derived.append(_level_result(bench_id, metric, label, mine, caches, buffers,
+                                         (lo, hi), breaks))
     return derived
+
+
+def _level_result(bench_id, metric, label, mine, caches, buffers, window, breaks) -> Result:
+    first = mine[0]
+    extra = {"level": label, "first_x": mine[0].x, "last_x": mine[-1].x,
+             "xs": [p.x for p in mine], "footprint_bytes": [mine[0].x * buffers,
+                                                            mine[-1].x * buffers],
+             "window_bytes": [window[0], window[1] if math.isfinite(window[1]) else None],
+             "caches": caches, "buffers": buffers, "break_x": None}
+    cache = next((c for c in caches if "L%d" % c["level"] == label), None)
+    if cache:
+        # Where the curve leaves this level: the detector's break nearest its size.
+        near = [b for b in breaks if b["nearest_cache"]["level"] == cache["level"]]
+        if near:
+            b = min(near, key=lambda b: abs(math.log(b["nearest_cache"]["ratio"])))
+            extra.update(break_x=b["break_x"], break_footprint_bytes=b["break_footprint_bytes"],
+                         nearest_cache=b["nearest_cache"])
+    samples = _plateau_samples(mine)
+    summary = stats.summarize(samples)
+    # Its points' disturbances are its own; its spread is judged anew.
+    disturbed = {f.text: f for p in mine for f in flags.of(p) if f.kind != flags.IMPRECISE}
+    return Result(bench=bench_id, metric="%s.plateau.%s" % (metric, label), unit=first.unit,
+                  better=first.better, shape="derived", params=dict(first.params),
+                  samples=samples, summary=summary,
+                  warnings=[f.to_dict() for f in list(disturbed.values()) +
+                            precision.judge(summary, bench_id, "derived", metric)],
+                  extra=extra)
 
 
 def _plateau_samples(points: list[Result]) -> list[Sample]:
