@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 import shutil
 import statistics
@@ -16,7 +17,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from clirun import osmeter
-from osmeter import compare, exchange, gate, redact
+from osmeter import compare, exchange, gate, redact, stats
 from osmeter.formats import formats, junit
 from osmeter.store import Store
 from synth import make_run
@@ -190,25 +191,40 @@ GAB_SHAPE = {
                              "range": {"type": "string"}, "extra": {"type": "string"}}}}
 
 
+BMF_MEASURES = {"latency", "throughput", "bandwidth", "size", "percent-lower",
+                "percent-higher", "index"}
+
+
 def test_bmf_holds_median_and_interval_of_every_measured_result(real):
     db, _ = real
     report = json.loads(export(db, "real", "--format", "bmf").stdout)
     jsonschema.validate(report, BMF_SHAPE)
     run = Store(db).load_run("real")
     measured = [r for r in run.results if r.status == "ok"]
-    assert sum(len(m) for m in report.values()) == len(measured)
+    # one measure per benchmark (the metric is in the benchmark's name), a handful in all
+    assert all(len(m) == 1 for m in report.values()) and len(report) == len(measured)
+    assert {m for b in report.values() for m in b} <= BMF_MEASURES
     getpid = report["syscall.getpid"]["latency"]
     s = next(r for r in measured if r.bench == "syscall.getpid").summary
     assert (getpid["value"], getpid["lower_value"], getpid["upper_value"]) == \
         (s["median"], s["ci_low"], s["ci_high"])
-    assert any(name.startswith("ctx.pipe_ring [processes=") for name in report)
-    assert "wall (ns)" in report["app.start.sh"]
+    assert any(name.startswith("ctx.pipe_ring per_switch [processes=") for name in report)
+    wall = next(r for r in measured if r.bench == "app.start.sh" and r.metric == "wall")
+    factor = {"ns": 1, "ms": 1e6, "s": 1e9}[wall.unit]
+    assert report[wall.label]["latency"]["value"] == pytest.approx(wall.median * factor)
+
+
+def gab_entries(db, ref, fmt):
+    r = export(db, ref, "--format", fmt)
+    return json.loads(r.stdout), r.stderr
 
 
 def test_github_action_benchmark_files_split_by_direction(real):
     db, _ = real
-    smaller = json.loads(export(db, "real", "--format", "github-smaller").stdout)
-    bigger = json.loads(export(db, "real", "--format", "github-bigger").stdout)
+    smaller, said = gab_entries(db, "real", "github-smaller")
+    bigger, _ = gab_entries(db, "real", "github-bigger")
+    run = Store(db).load_run("real")
+    ok = {r.label: r for r in run.results if r.status == "ok"}
     for entries in (smaller, bigger):
         jsonschema.validate(entries, GAB_SHAPE)
         names = [e["name"] for e in entries]
@@ -216,11 +232,57 @@ def test_github_action_benchmark_files_split_by_direction(real):
         for e in entries:
             m = re.match(r"(\+-|±)\s*(\d.*)", e["range"])   # the action's extractRangeInfo
             assert m and math.isfinite(float(m.group(2))) and float(m.group(2)) >= 0
-            assert "95% interval" in e["extra"]
+            assert e["value"] != 0
+            # the interval's own level: 75% with 3 repetitions, not "95%"
+            level = ok[e["name"]].summary["ci_level"]
+            assert "%s%% interval" % stats.fmt_percent(level) in e["extra"]
+    zeros = sum(1 for r in ok.values() if r.better == "lower" and r.median == 0)
+    assert len(smaller) == sum(1 for r in ok.values() if r.better == "lower") - zeros
+    assert len(bigger) == sum(1 for r in ok.values() if r.better == "higher")
+    if zeros:
+        assert "%d result(s) with a median of 0" % zeros in said
+
+
+GAB_DIR = os.environ.get("OSMETER_GAB_DIR", "/var/tmp/osmeter-history/gab")
+GAB_SCRIPT = """
+const fs = require('fs');
+const [dir, tool, prevFile, curFile] = process.argv.slice(2);
+const extract = require(dir + '/dist/src/extract.js');
+const write = require(dir + '/dist/src/write.js');
+const load = (f) => extract.BenchmarkResults.parse(JSON.parse(fs.readFileSync(f, 'utf8')));
+const suite = (id, benches) => ({commit: {id, url: 'https://example.invalid/' + id,
+  message: 'm', timestamp: '2026-11-25T00:00:00Z', author: {name: 'a'},
+  committer: {name: 'a'}}, date: 0, tool, benches});
+console.log(write.buildComment('osmeter', suite('b', load(curFile)), suite('a', load(prevFile))));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None or
+                    not os.path.exists(os.path.join(GAB_DIR, "dist", "src", "write.js")),
+                    reason="github-action-benchmark's released dist/ (with its node_modules; "
+                    "not on npm: a checkout of its tag v1.22.0) is not in $OSMETER_GAB_DIR, "
+                    "or node is missing")
+def test_github_action_benchmark_reads_both_files_and_finds_no_infinite_ratio(real, tmp_path):
+    """The action's own parser (zod schema) and its comparison table, run under Node on
+    two real runs' files, one with zero medians: no ratio from 0."""
+    db, _ = real
+    script = tmp_path / "gab.js"
+    script.write_text(GAB_SCRIPT)
+    zero_run = tmp_path / "zero.json"
     run = Store(db).load_run("real")
-    ok = [r for r in run.results if r.status == "ok"]
-    assert len(smaller) == sum(1 for r in ok if r.better == "lower")
-    assert len(bigger) == sum(1 for r in ok if r.better == "higher")
+    zeroed = next(r for r in run.results if r.status == "ok" and r.better == "lower")
+    zeroed.summary["median"] = 0.0          # as a CPU time below resolution reads
+    exchange.write_run_file(run, zero_run)
+    for fmt, tool in (("github-smaller", "customSmallerIsBetter"),
+                      ("github-bigger", "customBiggerIsBetter")):
+        prev, cur = tmp_path / ("prev-" + fmt), tmp_path / ("cur-" + fmt)
+        prev.write_text(export(db, zero_run, "--format", fmt).stdout)
+        cur.write_text(export(db, "cmd" if False else "real", "--format", fmt).stdout)
+        r = subprocess.run(["node", str(script), GAB_DIR, tool, str(prev), str(cur)],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, GITHUB_REPOSITORY="owner/repo"))
+        assert r.returncode == 0, r.stderr
+        assert "| `" in r.stdout and "∞" not in r.stdout and "NaN" not in r.stdout
 
 
 # ---- the long format --------------------------------------------------------------------
