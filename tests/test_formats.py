@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -333,13 +334,23 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     assert len(cases) == len(g.rows) == int(root.get("tests")) == 10
     assert len(failures) == len(g.having(gate.FAIL)) == int(root.get("failures")) >= 1
     undecided = g.having(gate.UNDECIDED) + g.having(gate.NOT_JUDGED)
-    assert len(skipped) == len(undecided) == int(root.get("skipped"))
+    assert len(skipped) == len(undecided) == int(root.find("testsuite").get("skipped"))
     assert len(failures) + len(skipped) + len(g.having(gate.PASS)) == len(cases)
     assert root.find(".//property[@name='outcome']").get("value") == "fail"
     for f in failures:
         low = float(re.search(r"slowdown_low_pct: ([\d.]+)", f.text).group(1))
         assert low > 10                      # significant beyond the threshold
         assert "p_slower_holm" in f.text and "threshold_pct: 10" in f.text
+        # both medians with their intervals, as docs/formats.md and docs/ci.md promise
+        assert re.search(r"median_A: [\d.e+]+ \S+ \[[\d.e+]+, [\d.e+]+\]", f.text)
+        assert re.search(r"median_B: [\d.e+]+ \S+ \[", f.text)
+    for case in cases:
+        family = case.get("name").split(".")[0]
+        assert case.get("classname") == "osmeter gate"      # no file, no family twice
+        assert (case.get("classname") + "." + case.get("name")).count(family + ".") == 1
+    for s in skipped:
+        assert "repetitions:" in (s.text or "")      # GitLab shows no <system-out> here
+    junit_xsd_valid(out)
     # The same system again, no slowdown: nothing fails.
     same = tmp_path / "same.json"
     exchange.write_run_file(make_run("rc", "C", seed=3), same)
@@ -350,12 +361,35 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     assert root.get("failures") == "0" and int(root.get("tests")) == 10
 
 
+def junit_xsd_valid(path) -> None:
+    """The file against the Jenkins xunit plugin's junit-10.xsd (tests/junit-10.xsd, as
+    published in jenkinsci/xunit-plugin)."""
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema (test extra) is not "
+                                    "installed")
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "junit-10.xsd"))
+    schema.validate(str(path))
+
+
+def test_junit_of_an_undecided_gate_is_valid_and_says_its_numbers(tmp_path):
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    exchange.write_run_file(make_run("ra", "A", seed=1, reps=3), a)
+    exchange.write_run_file(make_run("rb", "B", seed=2, reps=3), b)
+    out = tmp_path / "gate.xml"
+    osmeter("compare", a, b, "--fail-on-slower", "10", "--junit", out,
+            db=tmp_path / "db.sqlite")
+    junit_xsd_valid(out)
+    root = ET.parse(out).getroot()
+    assert root.get("skipped") is None and root.find("testsuite").get("skipped") is not None
+
+
 def test_junit_writer_counts_outcomes_and_keeps_the_xml_well_formed():
     cases = [junit.GateCase("a", "pass", "fine", {"x": 1.5}),
              junit.GateCase("b\x1b[31m", "fail", "slower \x00by 30%", {"slower_pct": 30.0}),
              junit.GateCase("c", "undecided", "too few repetitions")]
     root = ET.fromstring(junit.render(cases, "suite", {"baseline": "main"}).encode())
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", None)
+    assert root.find("testsuite").get("skipped") == "1"
     assert root.find(".//property").get("value") == "main"
     assert root.find(".//failure").get("message") == "slower ?by 30%"
     with pytest.raises(ValueError):
