@@ -74,7 +74,7 @@ def test_every_exported_document_follows_the_published_schema(real, tmp_path):
 def test_pyperf_reads_every_exported_file_as_repetitions_of_values(real, tmp_path):
     pyperf = pytest.importorskip("pyperf", reason="pyperf (test extra) is not installed")
     db, _ = real
-    checked = 0
+    checked = with_loops = with_bytes = 0
     for ref in ("real", "cmd"):
         out = tmp_path / ("%s.json" % ref)
         export(db, ref, "--format", "pyperf", "-o", out)
@@ -85,15 +85,33 @@ def test_pyperf_reads_every_exported_file_as_repetitions_of_values(real, tmp_pat
         for r in run.results:
             b = by_name.get(r.label)
             if b is None:
-                assert r.unit not in ("ns", "ms", "s") or r.shape == "scatter" or \
+                assert r.unit not in ("ns", "ms", "s", "bytes") or r.shape == "scatter" or \
                     r.status != "ok" or any(s.value <= 0 for s in r.samples), r.label
                 continue
-            assert b.get_unit() == "second"
             assert b.get_nrun() == len({s.rep for s in r.samples})
-            scale = {"ns": 1e-9, "ms": 1e-3, "s": 1.0}[r.unit]
+            scale, unit = {"ns": (1e-9, "second"), "ms": (1e-3, "second"),
+                           "s": (1.0, "second"), "bytes": (1, "byte")}[r.unit]
+            assert b.get_unit() == unit
             assert sorted(b.get_values()) == pytest.approx(
                 sorted(s.value * scale for s in r.samples), rel=1e-12)
+            pruns = b.get_runs()
+            # each repetition's date and wall time; loops where the core counted them
+            assert all(p.get_metadata()["date"] == run.started for p in pruns)
+            assert all(p.get_metadata()["duration"] > 0 for p in pruns)
+            noted = r.notes.get("iterations_per_batch")
+            if noted is not None:
+                if r.x is None:
+                    loops = [int(n) for n in noted]
+                else:       # a sweep: 'n=X: COUNT' per size, in each repetition
+                    loops = [int(next(e.split(":")[1] for e in per_rep
+                                      if float(e.split("=")[1].split(":")[0]) == r.x))
+                             for per_rep in noted]
+                assert [p.get_metadata()["loops"] for p in pruns] == loops
+                with_loops += 1
+            if r.metric == "max_rss":
+                with_bytes += 1
             checked += 1
+    assert with_loops >= 2 and with_bytes >= 1
     assert checked >= 5
 
 
