@@ -421,6 +421,20 @@ def test_junit_needs_the_gate(tmp_path):
     assert not (tmp_path / "x.xml").exists()
 
 
+def test_schema_version_written_as_1_0_is_read_as_the_schema_says(tmp_path):
+    """The schema's "const": 1 accepts 1.0 (JSON numbers); so does the importer."""
+    doc = exchange.run_to_document(make_run("rv", "v", seed=5))
+    text = json.dumps(doc).replace('"schema_version": 1,', '"schema_version": 1.0,')
+    assert '"schema_version": 1.0' in text
+    jsonschema.validate(json.loads(text), SCHEMA)
+    (tmp_path / "v.json").write_text(text)
+    osmeter("import", tmp_path / "v.json", db=tmp_path / "db.sqlite", check=0)
+    (tmp_path / "w.json").write_text(text.replace('"schema_version": 1.0,',
+                                                  '"schema_version": 1.5,'))
+    r = osmeter("import", tmp_path / "w.json", db=tmp_path / "db.sqlite", check=2)
+    assert "unsupported schema_version 1.5" in r.stderr
+
+
 # ---- sharing safely -------------------------------------------------------------------------
 
 def test_redact_leaves_out_what_identifies_the_machine_in_every_format(tmp_path):
@@ -457,7 +471,7 @@ def test_redact_leaves_out_what_identifies_the_machine_in_every_format(tmp_path)
     assert red["replaced"]["user names"] >= 3 and red["replaced"]["IP addresses"] >= 2
     assert doc["run"]["sysinfo"]["cpu"] == run.sysinfo["cpu"]       # what comparing needs
     assert doc["run"]["sysinfo"]["kernel"]["release"] == "6.1.0"
-    assert "127.0.0.1" in redact.Redactor(None, set()).text("peer 127.0.0.1")   # loopback stays
+    assert "127.0.0.1" in redact.Redactor(set(), set()).text("peer 127.0.0.1")   # loopback stays
     shared = tmp_path / "shared.json"
     shared.write_text(json.dumps(doc))
     osmeter("import", shared, db=tmp_path / "db.sqlite", check=0)
