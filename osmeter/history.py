@@ -358,6 +358,11 @@ def describe(h: History, s: Series) -> list[str]:
     return out
 
 
+def _finite(v: float) -> float | None:
+    """JSON has no NaN or infinity: None (a 'latest' change has no p; a ratio from 0)."""
+    return v if math.isfinite(v) else None
+
+
 def to_json(h: History) -> dict:
     return {
         "runs": [{"id": r.id, "label": r.label, "started": r.started,
@@ -371,8 +376,8 @@ def to_json(h: History) -> dict:
                         "repetitions": p.repetitions, "ci_low": p.low, "ci_high": p.high}
                        for p in s.points],
             "changes": [{"run": h.runs[s.points[c.at].run].id, "index": c.at,
-                         "before": c.before, "after": c.after, "ratio": c.ratio,
-                         "p": c.p, "kind": c.kind, "worse": worse(s, c)}
+                         "before": c.before, "after": c.after, "ratio": _finite(c.ratio),
+                         "p": _finite(c.p), "kind": c.kind, "worse": worse(s, c)}
                         for c in s.analysis.changes],
             "bad_runs": [h.runs[s.points[i].run].id for i in s.analysis.outliers],
             "drift": s.analysis.drift, "noise": s.analysis.sigma,

@@ -119,6 +119,18 @@ def test_history_json_and_report(tmp_path):
     assert page.count('class="change"') == 1 and "% at n09" in page
 
 
+def test_history_json_is_strict_json_with_a_latest_change(tmp_path):
+    db = tmp_path / "h.sqlite"
+    with Store(db) as store:
+        for i in range(10):
+            store.save_run(make_run("20261122-08%02d00-%04x" % (i + 1, i), label="n%02d" % (i + 1),
+                                    speed=0.5 if i == 9 else 1.0, seed=i + 1, host="box"))
+    r = osmeter("history", "--json", "--bench", "syscall.getpid", db=db, check=0)
+    doc = json.loads(r.stdout, parse_constant=lambda c: pytest.fail("not JSON: " + c))
+    (c,) = doc["series"][0]["changes"]
+    assert c["kind"] == "latest" and c["p"] is None and c["run"] == doc["runs"][-1]["id"]
+
+
 def test_history_bad_input_is_one_line(tmp_path):
     db = store_with_a_step(tmp_path)
     r = osmeter("history", "--bench", "nothing.like.this", db=db, check=2)
