@@ -369,6 +369,18 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     for s in skipped:
         assert "repetitions:" in (s.text or "")      # GitLab shows no <system-out> here
     junit_xsd_valid(out)
+    junitparser = pytest.importorskip("junitparser", reason="junitparser (test extra) is "
+                                      "not installed")
+    suites = junitparser.JUnitXml.fromfile(str(out))
+    seen = {"failure": 0, "skipped": 0, "pass": 0}
+    for suite in suites:
+        for case in suite:
+            kinds = [type(res).__name__.lower() for res in case.result]
+            seen[kinds[0] if kinds else "pass"] += 1
+            if kinds == ["failure"]:
+                assert "median_A:" in case.result[0].text
+    assert seen == {"failure": len(failures), "skipped": len(skipped),
+                    "pass": len(g.having(gate.PASS))}
     # The same system again, no slowdown: nothing fails.
     same = tmp_path / "same.json"
     exchange.write_run_file(make_run("rc", "C", seed=3), same)
