@@ -137,3 +137,11 @@ def test_history_bad_input_is_one_line(tmp_path):
     assert r.stderr.count("\n") == 1 and "no measured result matches" in r.stderr
     r = osmeter("history", "--where", "host=elsewhere", db=db, check=2)
     assert r.stderr.count("\n") == 1 and "no run" in r.stderr
+
+
+def test_a_series_with_zeros_is_read_on_a_linear_scale():
+    # a CPU time below the kernel's resolution reads 0: no logarithm, the step still found
+    a = history.analyse([0.0] * 8 + [5.0, 5.1, 4.9, 5.0, 5.2, 4.8, 5.0, 5.1])
+    assert kinds(a) == [(8, "step")] and math.isinf(a.changes[0].ratio)
+    assert history.percent(a.changes[0].ratio) == "from 0"
+    assert history.analyse([0.0] * 16).changes == []
