@@ -219,8 +219,8 @@ def check_document(doc) -> None:
         raise ExchangeError("not an osmeter results document (format is not %r)"
                             % EXPORT_FORMAT)
     version = doc.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or \
-            not 1 <= version <= SCHEMA_VERSION:
+    if not isinstance(version, (int, float)) or isinstance(version, bool) or \
+            version not in range(1, SCHEMA_VERSION + 1):     # 1.0 == 1, as in the schema
         raise ExchangeError("unsupported schema_version %s (this osmeter reads 1..%d)"
                             % (schema.show(version), SCHEMA_VERSION))
     declared = doc.get("$schema", schema_id())

@@ -6,17 +6,19 @@ import csv
 import io
 import json
 import math
+import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from clirun import osmeter
-from osmeter import compare, exchange, gate, redact
+from osmeter import compare, exchange, gate, redact, stats
 from osmeter.formats import formats, junit
 from osmeter.store import Store
 from synth import make_run
@@ -72,7 +74,7 @@ def test_every_exported_document_follows_the_published_schema(real, tmp_path):
 def test_pyperf_reads_every_exported_file_as_repetitions_of_values(real, tmp_path):
     pyperf = pytest.importorskip("pyperf", reason="pyperf (test extra) is not installed")
     db, _ = real
-    checked = 0
+    checked = with_loops = with_bytes = 0
     for ref in ("real", "cmd"):
         out = tmp_path / ("%s.json" % ref)
         export(db, ref, "--format", "pyperf", "-o", out)
@@ -83,15 +85,33 @@ def test_pyperf_reads_every_exported_file_as_repetitions_of_values(real, tmp_pat
         for r in run.results:
             b = by_name.get(r.label)
             if b is None:
-                assert r.unit not in ("ns", "ms", "s") or r.shape == "scatter" or \
+                assert r.unit not in ("ns", "ms", "s", "bytes") or r.shape == "scatter" or \
                     r.status != "ok" or any(s.value <= 0 for s in r.samples), r.label
                 continue
-            assert b.get_unit() == "second"
             assert b.get_nrun() == len({s.rep for s in r.samples})
-            scale = {"ns": 1e-9, "ms": 1e-3, "s": 1.0}[r.unit]
+            scale, unit = {"ns": (1e-9, "second"), "ms": (1e-3, "second"),
+                           "s": (1.0, "second"), "bytes": (1, "byte")}[r.unit]
+            assert b.get_unit() == unit
             assert sorted(b.get_values()) == pytest.approx(
                 sorted(s.value * scale for s in r.samples), rel=1e-12)
+            pruns = b.get_runs()
+            # each repetition's date and wall time; loops where the core counted them
+            assert all(p.get_metadata()["date"] == run.started for p in pruns)
+            assert all(p.get_metadata()["duration"] > 0 for p in pruns)
+            noted = r.notes.get("iterations_per_batch")
+            if noted is not None:
+                if r.x is None:
+                    loops = [int(n) for n in noted]
+                else:       # a sweep: 'n=X: COUNT' per size, in each repetition
+                    loops = [int(next(e.split(":")[1] for e in per_rep
+                                      if float(e.split("=")[1].split(":")[0]) == r.x))
+                             for per_rep in noted]
+                assert [p.get_metadata()["loops"] for p in pruns] == loops
+                with_loops += 1
+            if r.metric == "max_rss":
+                with_bytes += 1
             checked += 1
+    assert with_loops >= 2 and with_bytes >= 1
     assert checked >= 5
 
 
@@ -190,25 +210,40 @@ GAB_SHAPE = {
                              "range": {"type": "string"}, "extra": {"type": "string"}}}}
 
 
+BMF_MEASURES = {"latency", "throughput", "bandwidth", "size", "percent-lower",
+                "percent-higher", "index"}
+
+
 def test_bmf_holds_median_and_interval_of_every_measured_result(real):
     db, _ = real
     report = json.loads(export(db, "real", "--format", "bmf").stdout)
     jsonschema.validate(report, BMF_SHAPE)
     run = Store(db).load_run("real")
     measured = [r for r in run.results if r.status == "ok"]
-    assert sum(len(m) for m in report.values()) == len(measured)
+    # one measure per benchmark (the metric is in the benchmark's name), a handful in all
+    assert all(len(m) == 1 for m in report.values()) and len(report) == len(measured)
+    assert {m for b in report.values() for m in b} <= BMF_MEASURES
     getpid = report["syscall.getpid"]["latency"]
     s = next(r for r in measured if r.bench == "syscall.getpid").summary
     assert (getpid["value"], getpid["lower_value"], getpid["upper_value"]) == \
         (s["median"], s["ci_low"], s["ci_high"])
-    assert any(name.startswith("ctx.pipe_ring [processes=") for name in report)
-    assert "wall (ns)" in report["app.start.sh"]
+    assert any(name.startswith("ctx.pipe_ring per_switch [processes=") for name in report)
+    wall = next(r for r in measured if r.bench == "app.start.sh" and r.metric == "wall")
+    factor = {"ns": 1, "ms": 1e6, "s": 1e9}[wall.unit]
+    assert report[wall.label]["latency"]["value"] == pytest.approx(wall.median * factor)
+
+
+def gab_entries(db, ref, fmt):
+    r = export(db, ref, "--format", fmt)
+    return json.loads(r.stdout), r.stderr
 
 
 def test_github_action_benchmark_files_split_by_direction(real):
     db, _ = real
-    smaller = json.loads(export(db, "real", "--format", "github-smaller").stdout)
-    bigger = json.loads(export(db, "real", "--format", "github-bigger").stdout)
+    smaller, said = gab_entries(db, "real", "github-smaller")
+    bigger, _ = gab_entries(db, "real", "github-bigger")
+    run = Store(db).load_run("real")
+    ok = {r.label: r for r in run.results if r.status == "ok"}
     for entries in (smaller, bigger):
         jsonschema.validate(entries, GAB_SHAPE)
         names = [e["name"] for e in entries]
@@ -216,12 +251,57 @@ def test_github_action_benchmark_files_split_by_direction(real):
         for e in entries:
             m = re.match(r"(\+-|±)\s*(\d.*)", e["range"])   # the action's extractRangeInfo
             assert m and math.isfinite(float(m.group(2))) and float(m.group(2)) >= 0
-            # The interval's own level: 3 repetitions give 75%, not 95%.
-            assert re.search(r"^75% interval: ", e["extra"], re.M), e["extra"]
+            assert e["value"] != 0
+            # the interval's own level: 75% with 3 repetitions, not "95%"
+            level = ok[e["name"]].summary["ci_level"]
+            assert "%s%% interval" % stats.fmt_percent(level) in e["extra"]
+    zeros = sum(1 for r in ok.values() if r.better == "lower" and r.median == 0)
+    assert len(smaller) == sum(1 for r in ok.values() if r.better == "lower") - zeros
+    assert len(bigger) == sum(1 for r in ok.values() if r.better == "higher")
+    if zeros:
+        assert "%d result(s) with a median of 0" % zeros in said
+
+
+GAB_DIR = os.environ.get("OSMETER_GAB_DIR", "/var/tmp/osmeter-history/gab")
+GAB_SCRIPT = """
+const fs = require('fs');
+const [dir, tool, prevFile, curFile] = process.argv.slice(2);
+const extract = require(dir + '/dist/src/extract.js');
+const write = require(dir + '/dist/src/write.js');
+const load = (f) => extract.BenchmarkResults.parse(JSON.parse(fs.readFileSync(f, 'utf8')));
+const suite = (id, benches) => ({commit: {id, url: 'https://example.invalid/' + id,
+  message: 'm', timestamp: '2026-11-25T00:00:00Z', author: {name: 'a'},
+  committer: {name: 'a'}}, date: 0, tool, benches});
+console.log(write.buildComment('osmeter', suite('b', load(curFile)), suite('a', load(prevFile))));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None or
+                    not os.path.exists(os.path.join(GAB_DIR, "dist", "src", "write.js")),
+                    reason="github-action-benchmark's released dist/ (with its node_modules; "
+                    "not on npm: a checkout of its tag v1.22.0) is not in $OSMETER_GAB_DIR, "
+                    "or node is missing")
+def test_github_action_benchmark_reads_both_files_and_finds_no_infinite_ratio(real, tmp_path):
+    """The action's own parser (zod schema) and its comparison table, run under Node on
+    two real runs' files, one with zero medians: no ratio from 0."""
+    db, _ = real
+    script = tmp_path / "gab.js"
+    script.write_text(GAB_SCRIPT)
+    zero_run = tmp_path / "zero.json"
     run = Store(db).load_run("real")
-    ok = [r for r in run.results if r.status == "ok"]
-    assert len(smaller) == sum(1 for r in ok if r.better == "lower")
-    assert len(bigger) == sum(1 for r in ok if r.better == "higher")
+    zeroed = next(r for r in run.results if r.status == "ok" and r.better == "lower")
+    zeroed.summary["median"] = 0.0          # as a CPU time below resolution reads
+    exchange.write_run_file(run, zero_run)
+    for fmt, tool in (("github-smaller", "customSmallerIsBetter"),
+                      ("github-bigger", "customBiggerIsBetter")):
+        prev, cur = tmp_path / ("prev-" + fmt), tmp_path / ("cur-" + fmt)
+        prev.write_text(export(db, zero_run, "--format", fmt).stdout)
+        cur.write_text(export(db, "cmd" if False else "real", "--format", fmt).stdout)
+        r = subprocess.run(["node", str(script), GAB_DIR, tool, str(prev), str(cur)],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, GITHUB_REPOSITORY="owner/repo"))
+        assert r.returncode == 0, r.stderr
+        assert "| `" in r.stdout and "∞" not in r.stdout and "NaN" not in r.stdout
 
 
 # ---- the long format --------------------------------------------------------------------
@@ -272,13 +352,35 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     assert len(cases) == len(g.rows) == int(root.get("tests")) == 10
     assert len(failures) == len(g.having(gate.FAIL)) == int(root.get("failures")) >= 1
     undecided = g.having(gate.UNDECIDED) + g.having(gate.NOT_JUDGED)
-    assert len(skipped) == len(undecided) == int(root.get("skipped"))
+    assert len(skipped) == len(undecided) == int(root.find("testsuite").get("skipped"))
     assert len(failures) + len(skipped) + len(g.having(gate.PASS)) == len(cases)
     assert root.find(".//property[@name='outcome']").get("value") == "fail"
     for f in failures:
         low = float(re.search(r"slowdown_low_pct: ([\d.]+)", f.text).group(1))
         assert low > 10                      # significant beyond the threshold
         assert "p_slower_holm" in f.text and "threshold_pct: 10" in f.text
+        # both medians with their intervals, as docs/formats.md and docs/ci.md promise
+        assert re.search(r"median_A: [\d.e+]+ \S+ \[[\d.e+]+, [\d.e+]+\]", f.text)
+        assert re.search(r"median_B: [\d.e+]+ \S+ \[", f.text)
+    for case in cases:
+        family = case.get("name").split(".")[0]
+        assert case.get("classname") == "osmeter gate"      # no file, no family twice
+        assert (case.get("classname") + "." + case.get("name")).count(family + ".") == 1
+    for s in skipped:
+        assert "repetitions:" in (s.text or "")      # GitLab shows no <system-out> here
+    junit_xsd_valid(out)
+    junitparser = pytest.importorskip("junitparser", reason="junitparser (test extra) is "
+                                      "not installed")
+    suites = junitparser.JUnitXml.fromfile(str(out))
+    seen = {"failure": 0, "skipped": 0, "pass": 0}
+    for suite in suites:
+        for case in suite:
+            kinds = [type(res).__name__.lower() for res in case.result]
+            seen[kinds[0] if kinds else "pass"] += 1
+            if kinds == ["failure"]:
+                assert "median_A:" in case.result[0].text
+    assert seen == {"failure": len(failures), "skipped": len(skipped),
+                    "pass": len(g.having(gate.PASS))}
     # The same system again, no slowdown: nothing fails.
     same = tmp_path / "same.json"
     exchange.write_run_file(make_run("rc", "C", seed=3), same)
@@ -289,12 +391,35 @@ def test_junit_from_the_gate_has_a_case_per_row_and_a_failure_per_regression(tmp
     assert root.get("failures") == "0" and int(root.get("tests")) == 10
 
 
+def junit_xsd_valid(path) -> None:
+    """The file against the Jenkins xunit plugin's junit-10.xsd (tests/junit-10.xsd, as
+    published in jenkinsci/xunit-plugin)."""
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema (test extra) is not "
+                                    "installed")
+    schema = xmlschema.XMLSchema(str(Path(__file__).parent / "junit-10.xsd"))
+    schema.validate(str(path))
+
+
+def test_junit_of_an_undecided_gate_is_valid_and_says_its_numbers(tmp_path):
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    exchange.write_run_file(make_run("ra", "A", seed=1, reps=3), a)
+    exchange.write_run_file(make_run("rb", "B", seed=2, reps=3), b)
+    out = tmp_path / "gate.xml"
+    osmeter("compare", a, b, "--fail-on-slower", "10", "--junit", out,
+            db=tmp_path / "db.sqlite")
+    junit_xsd_valid(out)
+    root = ET.parse(out).getroot()
+    assert root.get("skipped") is None and root.find("testsuite").get("skipped") is not None
+
+
 def test_junit_writer_counts_outcomes_and_keeps_the_xml_well_formed():
     cases = [junit.GateCase("a", "pass", "fine", {"x": 1.5}),
              junit.GateCase("b\x1b[31m", "fail", "slower \x00by 30%", {"slower_pct": 30.0}),
              junit.GateCase("c", "undecided", "too few repetitions")]
     root = ET.fromstring(junit.render(cases, "suite", {"baseline": "main"}).encode())
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", None)
+    assert root.find("testsuite").get("skipped") == "1"
     assert root.find(".//property").get("value") == "main"
     assert root.find(".//failure").get("message") == "slower ?by 30%"
     with pytest.raises(ValueError):
@@ -306,6 +431,20 @@ def test_junit_needs_the_gate(tmp_path):
     r = osmeter("compare", a, b, "--junit", tmp_path / "x.xml", db=tmp_path / "db.sqlite")
     assert r.returncode == 2 and "--fail-on-slower" in r.stderr
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_schema_version_written_as_1_0_is_read_as_the_schema_says(tmp_path):
+    """The schema's "const": 1 accepts 1.0 (JSON numbers); so does the importer."""
+    doc = exchange.run_to_document(make_run("rv", "v", seed=5))
+    text = json.dumps(doc).replace('"schema_version": 1,', '"schema_version": 1.0,')
+    assert '"schema_version": 1.0' in text
+    jsonschema.validate(json.loads(text), SCHEMA)
+    (tmp_path / "v.json").write_text(text)
+    osmeter("import", tmp_path / "v.json", db=tmp_path / "db.sqlite", check=0)
+    (tmp_path / "w.json").write_text(text.replace('"schema_version": 1.0,',
+                                                  '"schema_version": 1.5,'))
+    r = osmeter("import", tmp_path / "w.json", db=tmp_path / "db.sqlite", check=2)
+    assert "unsupported schema_version 1.5" in r.stderr
 
 
 # ---- sharing safely -------------------------------------------------------------------------
@@ -344,7 +483,7 @@ def test_redact_leaves_out_what_identifies_the_machine_in_every_format(tmp_path)
     assert red["replaced"]["user names"] >= 3 and red["replaced"]["IP addresses"] >= 2
     assert doc["run"]["sysinfo"]["cpu"] == run.sysinfo["cpu"]       # what comparing needs
     assert doc["run"]["sysinfo"]["kernel"]["release"] == "6.1.0"
-    assert "127.0.0.1" in redact.Redactor(None, set()).text("peer 127.0.0.1")   # loopback stays
+    assert "127.0.0.1" in redact.Redactor(set(), set()).text("peer 127.0.0.1")   # loopback stays
     shared = tmp_path / "shared.json"
     shared.write_text(json.dumps(doc))
     osmeter("import", shared, db=tmp_path / "db.sqlite", check=0)

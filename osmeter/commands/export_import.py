@@ -56,7 +56,7 @@ def handle_export(args) -> int:
             print("osmeter: warning: run %s does not follow the results schema, so osmeter "
                   "import will refuse its document: %s" % (run.id, e), file=sys.stderr)
     if args.redact:
-        runs = [redact.redact(run) for run in runs]
+        runs = redact.redact_all(runs)
         for run in runs:
             print("osmeter: run %s: --redact %s" % (run.id, redact.summary(run)),
                   file=sys.stderr)

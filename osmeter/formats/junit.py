@@ -4,8 +4,15 @@ The writer takes a small explicit input, one GateCase per judged benchmark row a
 candidate run: a name, an outcome (pass, fail or undecided), a one-line message and the
 numbers behind it.  A failure is a JUnit <failure> with the message and the numbers; an
 undecided row (too noisy to tell, or not measured in one of the runs) is <skipped> with
-its reason; a pass carries its numbers in <system-out>.  `cases_from_gate` builds the
-cases from the regression gate's rows (osmeter/gate.py).
+its reason and the numbers as its text (GitLab drops a skipped case's <system-out>); a
+pass carries its numbers in <system-out>.  `cases_from_gate` builds the cases from the
+regression gate's rows (osmeter/gate.py), with both runs' medians and intervals.
+
+The file is valid against the Jenkins xunit plugin's junit-10.xsd (tests/junit-10.xsd):
+the counts on <testsuites> are tests, failures and errors only (`skipped` is allowed on
+<testsuite> alone).  Every case's classname is GROUP ("osmeter gate"): not a path,
+so that reporters which turn a classname into a file name annotate no file, and the
+benchmark's family is named once, in the case's name.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ class GateCase:
     outcome: str                # pass | fail | undecided
     message: str                # one line: the verdict and why
     numbers: dict = field(default_factory=dict)    # name -> number or text, shown as is
-    group: str = "osmeter"      # JUnit classname, e.g. "osmeter.syscall"
+    group: str = "osmeter gate"     # JUnit classname
 
 
 def _text(s) -> str:
@@ -44,7 +51,8 @@ def render(cases: list[GateCase], suite: str, properties: dict | None = None) ->
     counts = {o: sum(1 for c in cases if c.outcome == o) for o in OUTCOMES}
     totals = {"tests": str(len(cases)), "failures": str(counts["fail"]), "errors": "0",
               "skipped": str(counts["undecided"])}
-    root = ET.Element("testsuites", dict(name="osmeter", **totals))
+    root = ET.Element("testsuites", dict(name="osmeter", tests=totals["tests"],
+                                         failures=totals["failures"], errors="0"))
     ts = ET.SubElement(root, "testsuite", dict(name=_text(suite), **totals))
     if properties:
         props = ET.SubElement(ts, "properties")
@@ -57,7 +65,7 @@ def render(cases: list[GateCase], suite: str, properties: dict | None = None) ->
             ET.SubElement(tc, "failure", message=_text(c.message), type="regression").text = \
                 detail
         elif c.outcome == "undecided":
-            ET.SubElement(tc, "skipped", message=_text(c.message))
+            ET.SubElement(tc, "skipped", message=_text(c.message)).text = detail or None
             if detail:
                 ET.SubElement(tc, "system-out").text = detail
         elif detail:
@@ -73,7 +81,8 @@ def write_gate(gate, cmp, path: str) -> None:
     if it cannot be written)."""
     from ..exchange import write_atomically
     base = cmp.names[cmp.baseline]
-    text = render(cases_from_gate(gate, base), "osmeter regression gate against %s" % base, {
+    text = render(cases_from_gate(gate, base, medians_of(cmp)),
+                  "osmeter regression gate against %s" % base, {
         "baseline": base, "fail_on_slower_pct": gate.threshold_pct, "alpha": gate.alpha,
         "outcome": gate.outcome, "noise_profile": gate.noise or "none",
         "runs": ", ".join(cmp.names)})
@@ -89,14 +98,42 @@ _NUMBERS = ("unit", "slowdown_pct", "slowdown_low_pct", "slowdown_high_pct",
             "repetitions_needed", "method")
 
 
-def cases_from_gate(gate, base_name: str) -> list[GateCase]:
-    """One case per row the gate looked at (each result of each run but the baseline)."""
+def medians_of(cmp) -> dict:
+    """(run id, bench, metric, x) -> the result's median and interval, for the cases."""
+    out = {}
+    for run in cmp.runs:
+        for r in run.results:
+            if r.status == "ok" and r.median is not None:
+                out[(run.id, r.bench, r.metric, r.x)] = r.summary
+    return out
+
+
+def _median_text(summary: dict | None, unit: str) -> str | None:
+    if not summary or summary.get("median") is None:
+        return None
+    text = "%.6g %s" % (summary["median"], unit)
+    if summary.get("ci_low") is not None and summary.get("ci_high") is not None:
+        level = summary.get("ci_level")
+        text += " [%.6g, %.6g]%s" % (summary["ci_low"], summary["ci_high"],
+                                     " (%.3g%% interval)" % (100 * level) if level else "")
+    return text
+
+
+def cases_from_gate(gate, base_name: str, medians: dict | None = None) -> list[GateCase]:
+    """One case per row the gate looked at (each result of each run but the baseline);
+    `medians` (medians_of) puts both runs' medians and intervals into its numbers."""
+    medians = medians or {}
     cases = []
     for r in gate.rows:
-        numbers = {k: getattr(r, k) for k in _NUMBERS}
+        numbers = {}
+        base = _median_text(medians.get((gate.baseline_id, r.bench, r.metric, r.x)), r.unit)
+        this = _median_text(medians.get((r.run_id, r.bench, r.metric, r.x)), r.unit)
+        if base or this:
+            numbers["median_%s" % base_name] = base
+            numbers["median_%s" % r.run_name] = this
+        numbers.update({k: getattr(r, k) for k in _NUMBERS})
         numbers["repetitions"] = "%d vs %d" % tuple(r.repetitions)
         numbers["threshold_pct"] = gate.threshold_pct
         cases.append(GateCase(name="%s: %s vs %s" % (r.label, r.run_name, base_name),
-                              outcome=_OUTCOME[r.outcome], message=r.message, numbers=numbers,
-                              group="osmeter.%s" % r.bench.split(".")[0]))
+                              outcome=_OUTCOME[r.outcome], message=r.message, numbers=numbers))
     return cases

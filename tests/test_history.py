@@ -1,0 +1,147 @@
+"""osmeter history: change points in a series of runs (osmeter/history.py), the command and
+its report.  The rates behind the method are measured by bench/history_claims.py
+(docs/history.md); these tests hold each kind of change to what it must be called."""
+import json
+import math
+import random
+import re
+
+import pytest
+
+from osmeter import history
+from osmeter.store import Store
+
+from clirun import osmeter
+from synth import make_run
+
+
+def series(levels, spread=0.02, seed=1):
+    rng = random.Random(seed)
+    return [lv * math.exp(rng.gauss(0, spread)) for lv in levels]
+
+
+def kinds(a):
+    return [(c.at, c.kind) for c in a.changes]
+
+
+def test_a_steady_series_has_no_change_and_no_bad_run():
+    for seed in range(5):
+        a = history.analyse(series([1.0] * 30, seed=seed))
+        assert a.changes == [] and a.outliers == [] and a.drift is None, seed
+
+
+def test_false_alarms_on_steady_series_stay_near_alpha():
+    # 200 steady series of 20 runs: at alpha 0.01 about 2 false alarms; 7 or more has a
+    # chance below 0.5% (binomial), so a test with a broken null fails here.
+    false = sum(bool(history.analyse(series([1.0] * 20, seed=s), seed=s).changes)
+                for s in range(200))
+    assert false <= 6
+
+
+def test_a_20_percent_step_is_found_where_it_happened_with_its_size():
+    a = history.analyse(series([1.0] * 12 + [1.2] * 12))
+    assert kinds(a) == [(12, "step")]
+    assert a.changes[0].ratio == pytest.approx(1.2, rel=0.03)
+    assert a.changes[0].p <= history.ALPHA and a.drift is None
+
+
+def test_a_step_that_reverts_is_called_a_revert():
+    a = history.analyse(series([1.0] * 10 + [1.2] * 10 + [1.0] * 10))
+    assert kinds(a) == [(10, "reverted"), (20, "revert")]
+
+
+def test_a_slow_drift_is_a_drift_not_steps():
+    a = history.analyse(series([1.0 + 0.3 * i / 29 for i in range(30)], spread=0.01))
+    assert a.drift == pytest.approx(1.3, rel=0.05)
+    assert a.changes and all(c.kind == "drift" for c in a.changes)
+
+
+def test_one_bad_run_is_named_and_makes_no_change():
+    levels = [1.0] * 30
+    levels[14] = 1.4
+    a = history.analyse(series(levels))
+    assert a.outliers == [14] and a.changes == []
+
+
+def test_a_newest_run_that_differs_is_a_new_level_or_a_bad_run():
+    a = history.analyse(series([1.0] * 29 + [1.3]))
+    assert kinds(a) == [(29, "latest")]
+
+
+def test_too_few_runs_are_said_so():
+    assert history.analyse([1.0, 2.0, 3.0]).too_few
+
+
+def test_the_same_series_gives_the_same_answer():
+    values = series([1.0] * 15 + [1.05] * 15, seed=3)
+    assert kinds(history.analyse(values)) == kinds(history.analyse(values))
+
+
+# ---- the command and the report, on a store of real runs' shape -------------------------
+
+def store_with_a_step(tmp_path, n=16, at=8):
+    """n runs of the synthetic suite, everything 25% faster from run `at` on."""
+    db = tmp_path / "h.sqlite"
+    with Store(db) as store:
+        for i in range(n):
+            store.save_run(make_run("20261122-08%02d00-%04x" % (i + 1, i), label="n%02d" % (i + 1),
+                                    speed=1.25 if i >= at else 1.0, seed=i + 1, host="box"))
+    return db
+
+
+def test_history_command_names_the_run_where_it_changed(tmp_path):
+    db = store_with_a_step(tmp_path)
+    r = osmeter("history", "--where", "host=box", db=db, check=0)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("16 runs from n01")
+    getpid = next(line for line in lines if line.startswith("syscall.getpid"))
+    assert "|" in getpid        # the change marked in the sparkline
+    assert re.search(r"-(19|20|21)\.\d% better at n09", r.stdout)
+    assert all(len(line) <= 100 for line in lines)       # a pipe: 100 columns
+    r = osmeter("history", "--bench", "syscall.*", db=db, check=0, env={"COLUMNS": "72"})
+    assert all(len(line) <= 72 for line in r.stdout.splitlines())
+    assert "cpu.integer" not in r.stdout
+
+
+def test_history_json_and_report(tmp_path):
+    db = store_with_a_step(tmp_path)
+    out = tmp_path / "history.html"
+    r = osmeter("history", "--json", "--bench", "syscall.getpid", "-o", out, db=db, check=0)
+    doc = json.loads(r.stdout)
+    (s,) = doc["series"]
+    assert len(s["points"]) == 16 and len(doc["runs"]) == 16
+    (c,) = s["changes"]
+    assert c["run"] == doc["runs"][8]["id"] and c["kind"] == "step" and not c["worse"]
+    assert c["ratio"] == pytest.approx(0.8, rel=0.03)
+    page = out.read_text()
+    assert page.count('data-kind="history"') == 1
+    assert 'data-points="16"' in page        # every run a point
+    assert page.count('class="change"') == 1 and "% at n09" in page
+
+
+def test_history_json_is_strict_json_with_a_latest_change(tmp_path):
+    db = tmp_path / "h.sqlite"
+    with Store(db) as store:
+        for i in range(10):
+            store.save_run(make_run("20261122-08%02d00-%04x" % (i + 1, i), label="n%02d" % (i + 1),
+                                    speed=0.5 if i == 9 else 1.0, seed=i + 1, host="box"))
+    r = osmeter("history", "--json", "--bench", "syscall.getpid", db=db, check=0)
+    doc = json.loads(r.stdout, parse_constant=lambda c: pytest.fail("not JSON: " + c))
+    (c,) = doc["series"][0]["changes"]
+    assert c["kind"] == "latest" and c["p"] is None and c["run"] == doc["runs"][-1]["id"]
+
+
+def test_history_bad_input_is_one_line(tmp_path):
+    db = store_with_a_step(tmp_path)
+    r = osmeter("history", "--bench", "nothing.like.this", db=db, check=2)
+    assert r.stderr.count("\n") == 1 and "no measured result matches" in r.stderr
+    r = osmeter("history", "--where", "host=elsewhere", db=db, check=2)
+    assert r.stderr.count("\n") == 1 and "no run" in r.stderr
+
+
+def test_a_series_with_zeros_is_read_on_a_linear_scale():
+    # a CPU time below the kernel's resolution reads 0: no logarithm, the step still found
+    a = history.analyse([0.0] * 8 + [5.0, 5.1, 4.9, 5.0, 5.2, 4.8, 5.0, 5.1])
+    assert kinds(a) == [(8, "step")] and math.isinf(a.changes[0].ratio)
+    assert history.percent(a.changes[0].ratio) == "from 0"
+    assert history.analyse([0.0] * 16).changes == []
