@@ -352,8 +352,8 @@ static int run_curve(struct om_ctx *ctx, int time_request)
     char stopbuf[256];
     if (cap > limit_by_fds) {
         cap = limit_by_fds;
-        snprintf(stopbuf, sizeof stopbuf, "RLIMIT_NOFILE: %lld descriptors (hard limit) allow "
-                 "%lld idle connections", nofile, cap);
+        snprintf(stopbuf, sizeof stopbuf, "RLIMIT_NOFILE: %lld descriptors (%s) allow "
+                 "%lld idle connections", nofile, om_limit_bound(RLIMIT_NOFILE), cap);
         stopped = stopbuf;
     }
     if (cap > sc.probe->capacity - 1) {

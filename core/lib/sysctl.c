@@ -43,8 +43,7 @@ static const struct {
 };
 #endif
 
-/* The raw value into buf (*len: its size in, the value's out): 0, or -1. */
-static int read_raw(const char *name, void *buf, size_t *len)
+int om_sysctl_raw(const char *name, void *buf, size_t *len)
 {
 #if defined(__OpenBSD__)
     for (size_t i = 0; i < sizeof openbsd_mibs / sizeof openbsd_mibs[0]; i++)
@@ -67,7 +66,7 @@ int om_sysctl_number(const char *name, long long *out)
         char bytes[16];
     } v;
     size_t len = sizeof v;
-    if (read_raw(name, &v, &len) != 0)
+    if (om_sysctl_raw(name, &v, &len) != 0)
         return -1;
     if (len == sizeof v.i32) /* unsigned counters (v_free_count) stay below 2^31 pages */
         *out = (long long)(uint32_t)v.i32;
@@ -83,7 +82,7 @@ int om_sysctl_string(const char *name, char *buf, size_t len)
     if (len == 0)
         return -1;
     size_t have = len - 1;
-    if (read_raw(name, buf, &have) != 0)
+    if (om_sysctl_raw(name, buf, &have) != 0)
         return -1;
     buf[have < len ? have : len - 1] = 0;
     return 0;
