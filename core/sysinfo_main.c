@@ -113,9 +113,15 @@ int om_sysinfo_main(void)
         print_file(files[i], &sep);
     printf("},\"rlimits\":{");
     print_rlimit("RLIMIT_NOFILE", RLIMIT_NOFILE, "");
+#ifdef RLIMIT_NPROC
     print_rlimit("RLIMIT_NPROC", RLIMIT_NPROC, ",");
+#endif
+#ifdef RLIMIT_AS /* not on OpenBSD */
     print_rlimit("RLIMIT_AS", RLIMIT_AS, ",");
+#endif
+#ifdef RLIMIT_MEMLOCK
     print_rlimit("RLIMIT_MEMLOCK", RLIMIT_MEMLOCK, ",");
+#endif
     printf("}}\n");
     return fflush(stdout) == 0 ? 0 : 1;
 }
