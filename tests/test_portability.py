@@ -10,8 +10,10 @@
 Each test skips, naming the missing tool, where this machine lacks it."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -260,3 +262,41 @@ def test_without_proc_the_core_finds_its_helpers_on_path(built_core, tmp_path):
                        text=True, timeout=60)
     inv = coreproc.parse_lines("proc.exec.dynamic", r.stdout.splitlines())
     assert inv.status == "ok", (inv.reason, r.stderr)
+
+
+# ---- the BSD semantics, as far as Linux shows them (issue 26) ---------------------------
+
+def test_udp_buffers_hold_the_largest_datagrams_and_say_so():
+    """The BSDs refuse a datagram above the send buffer (9216 bytes by default): each
+    size's send and far receive buffers are noted, and hold it (on Linux, its defaults)."""
+    inv = coreproc.invoke("net.udp_ttcp", params={"sizes": "16k,32k,64k", "total": "256k",
+                                                  "samples": "1"}, timeout=120)
+    assert inv.status == "ok", inv.reason
+    assert sorted({x for m, x, _ in inv.samples if m == "sent"}) == [16384, 32768, 65507]
+    for key, per_datagram in (("send_buffer", 1), ("far_receive_buffer", 2)):
+        noted = inv.notes[key]
+        assert len(noted) == 3, noted
+        for line in noted:
+            size, buffer = re.match(r"(\d+)-byte datagrams: (\d+) bytes", line).groups()
+            assert int(buffer) >= per_datagram * int(size), line
+    lat = coreproc.invoke("net.udp_lat", params={"size": "32k"}, preset="smoke", timeout=120)
+    assert lat.status == "ok" and "send" in lat.notes["socket_buffers"], lat.reason
+
+
+def test_futex_wake_names_the_call_it_measures():
+    inv = coreproc.invoke("thread.futex.wake", preset="smoke", timeout=120)
+    assert inv.status == "ok" and inv.notes["call"].startswith("futex(2)"), inv.reason
+
+
+def test_sysinfo_describes_this_system_as_its_kernel_does():
+    out = subprocess.run([str(coreproc.core_path()), "sysinfo"], capture_output=True,
+                         text=True, timeout=30, check=True)
+    raw = json.loads(out.stdout)
+    u = os.uname()
+    assert raw["uname"] == {"sysname": u.sysname, "nodename": u.nodename,
+                            "release": u.release, "version": u.version, "machine": u.machine}
+    assert raw["ncpu_online"] == os.cpu_count() and raw["page_size"] == os.sysconf("SC_PAGESIZE")
+    assert raw["sysctl"] == {}          # Linux: its facts are in the files
+    assert raw["files"]["/proc/cpuinfo"] == open("/proc/cpuinfo").read()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert raw["rlimits"]["RLIMIT_NOFILE"] == [soft, hard]
