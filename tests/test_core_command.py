@@ -97,7 +97,7 @@ def test_through_ssh_the_target_describes_itself(tmp_path):
             command = ("ssh -F /dev/null -i %s -o BatchMode=yes -o StrictHostKeyChecking=no "
                        "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@%s %s"
                        % (key, host.address, coreproc.core_path()))
-            run, _ = run_through(tmp_path, command, "syscall.getpid", "ctx.pipe")
+            run, _ = run_through(tmp_path, command, "syscall.getpid", "ctx.pipe_pingpong")
     except sshhosts.Unavailable as e:
         pytest.skip(str(e))
     assert run["sysinfo"]["hostname"] == "coretarget"
