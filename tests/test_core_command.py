@@ -117,3 +117,28 @@ def test_a_command_that_cannot_run_the_core_is_one_clear_line(tmp_path, command,
     assert r.returncode == 2 and words in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "r.db").exists()
+
+
+def test_a_netbsd_core_s_description_is_read_as_netbsd():
+    """What `osmeter-core sysinfo` prints on NetBSD (sysctls, no Linux files) becomes the
+    same description collect() gives on a BSD: model, memory, clock from the sysctls."""
+    from osmeter import sysinfo
+    raw = {"uname": {"sysname": "NetBSD", "nodename": "guest", "release": "11.0",
+                     "version": "NetBSD 11.0 (GENERIC) #0", "machine": "amd64"},
+           "ncpu_online": 2, "page_size": 4096, "phys_pages": 524288,
+           "sysctl": {"hw.model": "Intel(R) Xeon(R) Processor", "hw.ncpu": 2,
+                      "hw.physmem64": 2147483648, "hw.physmem": 2147483647,
+                      "kern.timecounter.hardware": "clockinterrupt", "kern.maxproc": 1044,
+                      "kern.maxfiles": 3404},
+           "files": {}, "rlimits": {"RLIMIT_NOFILE": [1024, 3404], "RLIMIT_AS": [None, None]}}
+    build = {"core_version": "0.1.0", "libc": {"name": "NetBSD libc", "version": "11.0"}}
+    info = sysinfo.from_core(raw, build, "ssh -p 2222 root@127.0.0.1 /opt/osmeter/osmeter-core")
+    assert info["os"] == {"name": "NetBSD 11.0", "id": "netbsd", "version": "11.0"}
+    assert info["kernel"]["name"] == "NetBSD" and info["arch"] == "amd64"
+    assert info["cpu"] == {"threads": 2, "model": "Intel(R) Xeon(R) Processor"}
+    assert info["memory_bytes"] == 2147483648           # physmem64, not the 32-bit physmem
+    assert info["clocksource"] == "clockinterrupt" and info["hostname"] == "guest"
+    assert info["limits"]["kern.maxproc"] == "1044" and info["limits"]["RLIMIT_NOFILE"] == [
+        1024, 3404]
+    assert info["limits"]["RLIMIT_AS"] == [None, None]      # unlimited
+    assert info["libc"]["name"] == "NetBSD libc" and info["core"] is build

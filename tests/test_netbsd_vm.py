@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -47,6 +48,19 @@ def test_without_an_image_the_script_says_so_and_leaves_nothing_running(tmp_path
     assert r.returncode == 2, r.stdout + r.stderr
     assert "boot" in r.stdout and "could not run here: no NetBSD image" in r.stdout
     assert not qemu_running(tmp_path) and not (tmp_path / "overlay.qcow2").exists()
+
+
+def test_the_core_stage_builds_once_then_is_up_to_date(tmp_path):
+    pytest.importorskip("ziglang", reason="zig's C compiler is missing (pip install ziglang)")
+    first = script("--stages", "core", cache=tmp_path, timeout=1200)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "core" in first.stdout and "built" in first.stdout
+    core = tmp_path / "core" / "x86_64-netbsd.11.0-none" / "osmeter-core"
+    assert core.read_bytes()[:4] == b"\x7fELF"
+    again = script("--stages", "core", cache=tmp_path, timeout=120)
+    assert again.returncode == 0 and "up to date" in again.stdout, again.stdout
+    # each stage says how long it took
+    assert re.search(r"core +\d+\.\d s  up to date", again.stdout), again.stdout
 
 
 def test_an_unknown_stage_is_one_clear_line(tmp_path):
