@@ -19,6 +19,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__FreeBSD__) || defined(__DragonFly__) || defined(__NetBSD__)
+#include <sys/sysctl.h>
+#endif
+#ifdef __APPLE__
+#include <mach-o/dyld.h>
+#endif
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -368,8 +374,8 @@ const char *om_scratch_dir(void)
 
 static char *saved_argv0;
 
-/* This program's path without /proc: argv[0] as given, or found on PATH as a shell
- * finds it (the BSDs, macOS).  0, or -1. */
+/* This program's path where the system does not say (OpenBSD): argv[0] as given, or
+ * found on PATH as a shell finds it.  0, or -1. */
 static int self_from_argv0(char self[PATH_MAX])
 {
     if (!saved_argv0 || !*saved_argv0)
@@ -389,17 +395,41 @@ static int self_from_argv0(char self[PATH_MAX])
     return -1;
 }
 
+/* This program's path as the kernel knows it: Linux /proc/self/exe, FreeBSD's and
+ * NetBSD's KERN_PROC_PATHNAME, macOS's _NSGetExecutablePath; -1 where the system does
+ * not say (OpenBSD) or the call failed. */
+static int self_from_system(char self[PATH_MAX])
+{
+#if defined(__linux__)
+    ssize_t n = readlink("/proc/self/exe", self, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = 0;
+    return 0;
+#elif defined(__FreeBSD__) || defined(__DragonFly__) || defined(__NetBSD__)
+#ifdef __NetBSD__
+    int mib[4] = {CTL_KERN, KERN_PROC_ARGS, -1, KERN_PROC_PATHNAME};
+#else
+    int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PATHNAME, -1};
+#endif
+    size_t len = PATH_MAX;
+    return sysctl(mib, 4, self, &len, NULL, 0) == 0 && len > 1 ? 0 : -1;
+#elif defined(__APPLE__)
+    char given[PATH_MAX];
+    uint32_t len = sizeof given;
+    /* "a path", not necessarily a real one (symbolic links, ..): resolve it */
+    return _NSGetExecutablePath(given, &len) == 0 && realpath(given, self) ? 0 : -1;
+#else
+    (void)self;
+    return -1;
+#endif
+}
+
 const char *om_sibling_path(const char *name)
 {
     static char path[PATH_MAX + 256];
     char self[PATH_MAX];
-    ssize_t n = -1;
-#ifdef __linux__
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-#endif
-    if (n > 0)
-        self[n] = 0;
-    else if (self_from_argv0(self))
+    if (self_from_system(self) && self_from_argv0(self))
         return NULL;
     char *slash = strrchr(self, '/');
     if (!slash)

@@ -261,6 +261,15 @@ int om_shell_own(char *buf, size_t len, const char *path);
  * limit where allowed; returns the soft limit now in force, OM_UNLIMITED for none. */
 #define OM_UNLIMITED LLONG_MAX
 long long om_raise_limit(int resource);
+/* What bounds that soft limit, for notes: "the hard limit", "kern.maxfilesperproc N",
+ * "OPEN_MAX N", "the soft limit (setrlimit refused more)". */
+const char *om_limit_bound(int resource);
+/* A system-wide cap by its sysctl name (kern.maxproc, kern.maxfiles, ...), or -1 where
+ * the system has no such sysctl (Linux: its caps are in /proc). */
+long long om_system_cap(const char *name);
+/* Free memory in bytes from sysctl (FreeBSD, macOS, NetBSD), or physical memory where
+ * free is not told; -1 where neither is (Linux: /proc/meminfo).  *how names the source. */
+long long om_system_free_memory(char *how, size_t len);
 
 /* Full read/write that retry on EINTR and short transfers; return 0 or -1. */
 int om_read_full(int fd, void *buf, size_t len);

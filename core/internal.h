@@ -27,6 +27,8 @@ const struct om_metric *om_find_metric(const struct om_bench *b, const char *nam
 /* The servers' command lines (serve_main.c): argv[0] is "serve"; httpd's has no argv[0]. */
 int om_serve_main(int argc, char **argv);
 int om_httpd_main(int argc, char **argv);
+/* The system the core runs on, as JSON (sysinfo_main.c): osmeter run --core. */
+int om_sysinfo_main(void);
 
 /* Start-up and clean-up steps of om_harness_init() and the exit handler. */
 void om_measure_timer_overhead(void);

@@ -327,6 +327,8 @@ int main(int argc, char **argv)
         return om_serve_main(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "httpd") == 0) /* the HTTP server on its own */
         return om_httpd_main(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "sysinfo") == 0) /* the target, for osmeter run --core */
+        return om_sysinfo_main();
     if (argc >= 2 && strcmp(argv[1], "version") == 0) {
         printf("{\"core_version\":\"%s\",\"static\":%s", OM_CORE_VERSION,
                om_is_static() ? "true" : "false");
@@ -337,7 +339,7 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: osmeter-core list | run ID [key=value ...] [--preset=smoke|quick] | "
-                    "check ID [key=value ...] | version | serve [--listen ADDR:PORT] | "
+                    "check ID [key=value ...] | version | sysinfo | serve [--listen ADDR:PORT] | "
                     "httpd [key=value ...]\n");
     return OM_BADPARAM;
 }

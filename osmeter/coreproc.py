@@ -3,11 +3,18 @@ list its benchmarks, check parameters, run one invocation.
 
 The core speaks JSON Lines (docs/protocol.md).  One call of `invoke()` is one process,
 one repetition; the runner calls it repeatedly.
+
+Inside `through(COMMAND)` (osmeter run --core) every one of them runs through a command
+instead of the local core: `ssh -p 2222 root@127.0.0.1 /opt/osmeter/osmeter-core`, a
+serial-console wrapper, `ip netns exec NS /path/osmeter-core`; the core's arguments are
+appended to it.  The target needs nothing but the core: no Python.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -46,31 +53,105 @@ def core_path() -> Path:
     return core_dir() / "osmeter-core"
 
 
-def _run_core(args: list[str]) -> subprocess.CompletedProcess:
-    """One short command of the core (version, list, check), or CoreError saying why not."""
+# The command the core is run through (a list of words), or None for the local core.
+_through: list[str] | None = None
+
+
+def parse_core_command(command: str) -> list[str]:
+    """The words of a --core command, or CoreError saying why it cannot be one."""
     try:
-        return subprocess.run(args, capture_output=True, timeout=30, **DECODE)
+        words = shlex.split(command)
+    except ValueError as e:
+        raise CoreError("--core %r: %s" % (command, e)) from None
+    if not words:
+        raise CoreError("--core needs a command that runs osmeter-core")
+    if not shutil.which(words[0]):
+        raise CoreError("--core: %s is not an executable command here" % words[0])
+    return words
+
+
+@contextlib.contextmanager
+def through(command: str | None):
+    """Inside the block every core command runs through `command` (None: the local
+    core).  The command is checked first; CoreError when it is not one."""
+    global _through
+    saved = _through
+    _through = parse_core_command(command) if command is not None else None
+    try:
+        yield
+    finally:
+        _through = saved
+
+
+def core_command() -> str | None:
+    """The --core command in force, as typed (None: the local core)."""
+    return shlex.join(_through) if _through else None
+
+
+def core_args(words: list[str]) -> list[str]:
+    """The command line that runs the core with these arguments: the local core, or the
+    --core command with them appended.  ssh hands its words to the remote shell, which
+    splits them again, so for ssh each is quoted for that shell."""
+    if not _through:
+        return [str(core_path())] + words
+    if os.path.basename(_through[0]) == "ssh":
+        words = [shlex.quote(w) for w in words]
+    return _through + words
+
+
+def _where() -> str:
+    return " (through %s)" % core_command() if _through else ""
+
+
+def _run_core(words: list[str]) -> subprocess.CompletedProcess:
+    """One short command of the core (version, list, check, sysinfo), or CoreError saying
+    why not."""
+    try:
+        return subprocess.run(core_args(words), capture_output=True, timeout=30, **DECODE)
     except OSError as e:    # e.g. no file descriptor or process left (rlimits)
         raise CoreError("cannot run osmeter-core: %s" % (e.strerror or e)) from None
     except subprocess.TimeoutExpired:
-        raise CoreError("osmeter-core %s did not answer within 30 s" % args[1]) from None
+        raise CoreError("osmeter-core %s%s did not answer within 30 s" % (words[0], _where())) from None
+
+
+def _failed(word: str, out: subprocess.CompletedProcess) -> str:
+    return "osmeter-core %s%s failed: %s" % (
+        word, _where(), text.shown(out.stderr.strip()) or "exit status %d" % out.returncode)
+
+
+def _json_answer(words: list[str]):
+    """The one JSON document a short core command prints, or CoreError."""
+    out = _run_core(words)
+    if out.returncode != 0:
+        raise CoreError(_failed(words[0], out))
+    try:
+        return text.shown(json.loads(out.stdout))
+    except json.JSONDecodeError:
+        raise CoreError("osmeter-core %s%s did not answer in JSON: %r" % (
+            words[0], _where(), text.shown(out.stdout.strip())[:200])) from None
 
 
 def core_version() -> dict:
-    out = _run_core([str(core_path()), "version"])
-    if out.returncode != 0:
-        raise CoreError("osmeter-core version failed: %s" % out.stderr.strip())
-    return text.shown(json.loads(out.stdout))
+    return _json_answer(["version"])
+
+
+def core_sysinfo() -> dict:
+    """The raw description of the system the core runs on (`osmeter-core sysinfo`)."""
+    return _json_answer(["sysinfo"])
 
 
 def list_benchmarks() -> list[dict]:
     """Every benchmark the core knows, as the dicts of `osmeter-core list`."""
-    out = _run_core([str(core_path()), "list"])
+    out = _run_core(["list"])
     if out.returncode != 0:
-        raise CoreError("osmeter-core list failed: %s" % out.stderr.strip())
+        raise CoreError(_failed("list", out))
     benches = []
     for line in out.stdout.splitlines():
-        obj = json.loads(line)
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            raise CoreError("osmeter-core list%s did not answer in JSON: %r"
+                            % (_where(), text.shown(line)[:200])) from None
         obj["suites"] = [s for s in (obj.get("suites") or "").split(",") if s]
         benches.append(obj)
     return benches
@@ -79,8 +160,7 @@ def list_benchmarks() -> list[dict]:
 def check(bench: str, params: dict) -> str | None:
     """Ask the core whether `bench` accepts these parameters (`osmeter-core check`):
     None, or its one-line reason why not."""
-    args = [str(core_path()), "check", bench] + ["%s=%s" % kv for kv in params.items()]
-    out = _run_core(args)
+    out = _run_core(["check", bench] + ["%s=%s" % kv for kv in params.items()])
     if out.returncode == 0:
         return None
     err = text.shown(out.stderr.strip())
@@ -170,14 +250,17 @@ def invoke(bench: str, params: dict | None = None, preset: str | None = None,
     """Run `osmeter-core run bench k=v...` once in its own process group and scratch dir.
 
     Whatever happens (timeout, Ctrl-C, crash) the group is killed and the scratch
-    directory removed before this returns or raises.  Should we die without a chance to
+    directory removed before this returns or raises.  Through a --core command that
+    leaves this machine (ssh), the scratch directory and these variables do not reach
+    the core: it makes its own scratch directory there and removes it when it ends.  Should we die without a chance to
     do so (SIGKILL), the core notices that the pipe named in OSMETER_PARENT_FD, whose
     write end only we hold, has closed, and does both itself (docs/protocol.md).
     """
-    args = [str(core_path()), "run", bench]
+    words = ["run", bench]
     if preset:
-        args.append("--preset=" + preset)
-    args += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
+        words.append("--preset=" + preset)
+    words += ["%s=%s" % (k, v) for k, v in (params or {}).items()]
+    args = core_args(words)
     scratch = tempfile.mkdtemp(prefix="osmeter-scratch-", dir=scratch_parent)
     try:
         watch_r, watch_w = os.pipe()

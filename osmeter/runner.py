@@ -44,9 +44,15 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     started = dt.datetime.now(dt.timezone.utc)
     build = coreproc.core_version()
     scratch_parent = tempfile.gettempdir()
-    base_info = sysinfo.collect(build)
-    base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
     env_before = monitor.before_run()
+    elsewhere = coreproc.core_command()     # osmeter run --core: the core runs through it
+    if elsewhere:
+        base_info = sysinfo.from_core(coreproc.core_sysinfo(), build, elsewhere)
+        # Where the core ran; the monitor watched this machine, not necessarily that one.
+        env_before["core_command"] = elsewhere
+    else:
+        base_info = sysinfo.collect(build)
+        base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
     runs = []
     for i, variant in enumerate(variants):
         info = dict(base_info)

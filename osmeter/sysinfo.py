@@ -1,7 +1,9 @@
 """What system this is: everything a comparison needs to say what differs.
 
 Linux is read from /proc and /sys; the BSDs and macOS through sysctl.  Anything that
-cannot be read is absent (never guessed).
+cannot be read is absent (never guessed).  A core run through a command (osmeter run
+--core) describes its own system (`osmeter-core sysinfo`): `from_core` reads that with
+the same parsers.
 """
 from __future__ import annotations
 
@@ -38,16 +40,20 @@ def _sysctl(name: str) -> str | None:
     return _cmd("sysctl", "-n", name)
 
 
-def os_release() -> dict:
+def os_release(text: str | None = None, system: str | None = None,
+               release: str | None = None) -> dict:
+    """From /etc/os-release (this machine's unless its text is given); where there is
+    none (the BSDs, macOS), the kernel's name and release."""
     info = {}
-    text = _read("/etc/os-release") or ""
-    for line in text.splitlines():
+    text = _read("/etc/os-release") if text is None and system is None else text
+    system, release = system or platform.system(), release or platform.release()
+    for line in (text or "").splitlines():
         if "=" in line:
             k, v = line.split("=", 1)
             info[k] = v.strip().strip('"')
-    name = info.get("PRETTY_NAME") or "%s %s" % (platform.system(), platform.release())
-    return {"name": name, "id": info.get("ID", platform.system().lower()),
-            "version": info.get("VERSION_ID", platform.release())}
+    name = info.get("PRETTY_NAME") or "%s %s" % (system, release)
+    return {"name": name, "id": info.get("ID", system.lower()),
+            "version": info.get("VERSION_ID", release)}
 
 
 # arm64 /proc/cpuinfo names no model: it gives the MIDR's implementer and part
@@ -268,6 +274,58 @@ def collect(core_build: dict | None = None) -> dict:
         "limits": limits(),
         "python": platform.python_version(),
         "osmeter_version": __version__,
+    }
+    if core_build:
+        info["core"] = core_build
+    return info
+
+
+def from_core(raw: dict, core_build: dict | None, command: str) -> dict:
+    """The description of the system a core ran on, from what it printed for
+    `osmeter-core sysinfo` (reached through `command`): what the core can read there,
+    interpreted as collect() interprets this machine.  What it cannot say is absent."""
+    uname = raw.get("uname") or {}
+    files = raw.get("files") or {}
+    ctl = {k: str(v) for k, v in (raw.get("sysctl") or {}).items()}
+    system = uname.get("sysname") or "unknown"
+    cpu = {"threads": raw.get("ncpu_online") if (raw.get("ncpu_online") or 0) > 0 else None}
+    if files.get("/proc/cpuinfo"):
+        cpu.update(parse_cpuinfo(files["/proc/cpuinfo"]))
+    else:
+        cpu.update(sysctl_cpu(ctl.get, system))
+    m = re.search(r"^MemTotal:\s+(\d+) kB", files.get("/proc/meminfo") or "", re.M)
+    memory = int(m.group(1)) * 1024 if m else memory_bytes(ctl.get)
+    clock = (files.get("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+             or clock_source(ctl.get))
+    virt = {k: v for k, v in (("detected", ctl.get("kern.vm_guest")),
+                              ("product", files.get("/sys/class/dmi/id/product_name"))) if v}
+    lim = {k: v for k, v in (raw.get("rlimits") or {}).items() if v is not None}
+    for key, path in (("pid_max", "/proc/sys/kernel/pid_max"),
+                      ("max_map_count", "/proc/sys/vm/max_map_count"),
+                      ("ip_local_port_range", "/proc/sys/net/ipv4/ip_local_port_range")):
+        if files.get(path):
+            lim[key] = files[path].strip().replace("\t", " ")
+    for key in ("kern.maxproc", "kern.maxfiles", "kern.maxfilesperproc"):
+        if key in ctl:
+            lim[key] = ctl[key]
+    info = {
+        "hostname": uname.get("nodename"),
+        "os": os_release(files.get("/etc/os-release"), system, uname.get("release")),
+        "kernel": {"name": system, "release": uname.get("release"),
+                   "version": uname.get("version") or ctl.get("kern.version"),
+                   "cmdline": (files.get("/proc/cmdline") or "").strip() or None},
+        "arch": uname.get("machine"),
+        "cpu": cpu,
+        "memory_bytes": memory,
+        "virtualization": virt,
+        "libc": libc(core_build) if core_build else {},
+        "clocksource": (clock or "").strip() or None,
+        "transparent_hugepages": (files.get("/sys/kernel/mm/transparent_hugepage/enabled")
+                                  or "").strip() or None,
+        "limits": lim,
+        "osmeter_version": __version__,
+        # Where the facts come from: the core on the target, not this machine's Python.
+        "gathered_by": "osmeter-core sysinfo through: %s" % command,
     }
     if core_build:
         info["core"] = core_build

@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 
 need=""
 command -v cc >/dev/null 2>&1 || need="$need build-essential"
-command -v make >/dev/null 2>&1 || need="$need make"
+# GNU make: gmake on the BSDs, where make is BSD make (setup.py takes gmake first)
+command -v gmake >/dev/null 2>&1 || make --version 2>/dev/null | grep -q "GNU Make" ||
+    need="$need make"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
     need="$need python3-venv"
@@ -19,7 +21,8 @@ if [ -n "$need" ]; then
         echo "bootstrap: installing$need" >&2
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
     else
-        echo "bootstrap: osmeter needs:$need (install them, e.g. sudo apt-get install$need)" >&2
+        echo "bootstrap: osmeter needs:$need (install them, e.g. sudo apt-get install$need;" \
+             "on a BSD, make means GNU make: pkg install gmake)" >&2
         exit 1
     fi
 fi

@@ -10,8 +10,10 @@
 Each test skips, naming the missing tool, where this machine lacks it."""
 from __future__ import annotations
 
+import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -60,19 +62,36 @@ def zig_or_skip():
         pytest.skip("zig's C compiler is missing (pip install ziglang, in the test extra)")
 
 
-def test_cross_build_links_every_target_without_a_warning():
+def test_cross_build_links_every_target_without_a_warning(tmp_path):
     zig_or_skip()
     before = set(os.listdir(REPO / "core"))
-    r = subprocess.run([sys.executable, str(CROSS_BUILD)], capture_output=True, text=True,
-                       timeout=1800)
+    kept = tmp_path / "cross"
+    r = subprocess.run([sys.executable, str(CROSS_BUILD), "--keep", str(kept)],
+                       capture_output=True, text=True, timeout=1800)
     assert r.returncode == 0, r.stdout + r.stderr
     assert set(os.listdir(REPO / "core")) == before   # the native tree is left alone
     rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:]
             if line.strip() and not line.startswith(("*", "cross-build"))}
-    for target in ("x86_64-freebsd-none", "aarch64-freebsd-none", "x86_64-netbsd-none",
+    for target in ("x86_64-freebsd-none", "aarch64-freebsd-none", "x86_64-netbsd.11.0-none",
                    "x86_64-openbsd-none", "x86_64-macos-none", "aarch64-macos-none",
                    "x86_64-linux-musl", "aarch64-linux-gnu"):
-        assert rows.get(target, "").startswith("linked"), r.stdout
+        assert rows.get(target) == "linked", r.stdout
+    if shutil.which("readelf"):
+        netbsd_links_what_netbsd_11_has(kept / "x86_64-netbsd.11.0-none" / "osmeter-core")
+
+
+def netbsd_links_what_netbsd_11_has(core):
+    """The NetBSD core is marked for NetBSD 11.0, calls kevent() by 11's name, and needs
+    the system's libraries by their names only (no stand-in from this machine)."""
+    dynamic = subprocess.run(["readelf", "-d", str(core)], capture_output=True,
+                             text=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]", dynamic)
+    assert needed and all("/" not in n for n in needed) and "libc.so.12" in needed, needed
+    symbols = subprocess.run(["readelf", "--dyn-syms", str(core)], capture_output=True,
+                             text=True).stdout
+    assert " __kevent100" in symbols and "__kevent50" not in symbols
+    notes = subprocess.run(["readelf", "-n", str(core)], capture_output=True, text=True).stdout
+    assert "(11.0.0)" in notes, notes
 
 
 def test_cross_build_fails_on_a_warning():
@@ -243,3 +262,41 @@ def test_without_proc_the_core_finds_its_helpers_on_path(built_core, tmp_path):
                        text=True, timeout=60)
     inv = coreproc.parse_lines("proc.exec.dynamic", r.stdout.splitlines())
     assert inv.status == "ok", (inv.reason, r.stderr)
+
+
+# ---- the BSD semantics, as far as Linux shows them (issue 26) ---------------------------
+
+def test_udp_buffers_hold_the_largest_datagrams_and_say_so():
+    """The BSDs refuse a datagram above the send buffer (9216 bytes by default): each
+    size's send and far receive buffers are noted, and hold it (on Linux, its defaults)."""
+    inv = coreproc.invoke("net.udp_ttcp", params={"sizes": "16k,32k,64k", "total": "256k",
+                                                  "samples": "1"}, timeout=120)
+    assert inv.status == "ok", inv.reason
+    assert sorted({x for m, x, _ in inv.samples if m == "sent"}) == [16384, 32768, 65507]
+    for key, per_datagram in (("send_buffer", 1), ("far_receive_buffer", 2)):
+        noted = inv.notes[key]
+        assert len(noted) == 3, noted
+        for line in noted:
+            size, buffer = re.match(r"(\d+)-byte datagrams: (\d+) bytes", line).groups()
+            assert int(buffer) >= per_datagram * int(size), line
+    lat = coreproc.invoke("net.udp_lat", params={"size": "32k"}, preset="smoke", timeout=120)
+    assert lat.status == "ok" and "send" in lat.notes["socket_buffers"], lat.reason
+
+
+def test_futex_wake_names_the_call_it_measures():
+    inv = coreproc.invoke("thread.futex.wake", preset="smoke", timeout=120)
+    assert inv.status == "ok" and inv.notes["call"].startswith("futex(2)"), inv.reason
+
+
+def test_sysinfo_describes_this_system_as_its_kernel_does():
+    out = subprocess.run([str(coreproc.core_path()), "sysinfo"], capture_output=True,
+                         text=True, timeout=30, check=True)
+    raw = json.loads(out.stdout)
+    u = os.uname()
+    assert raw["uname"] == {"sysname": u.sysname, "nodename": u.nodename,
+                            "release": u.release, "version": u.version, "machine": u.machine}
+    assert raw["ncpu_online"] == os.cpu_count() and raw["page_size"] == os.sysconf("SC_PAGESIZE")
+    assert raw["sysctl"] == {}          # Linux: its facts are in the files
+    assert raw["files"]["/proc/cpuinfo"] == open("/proc/cpuinfo").read()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert raw["rlimits"]["RLIMIT_NOFILE"] == [soft, hard]

@@ -348,8 +348,8 @@ static long long curve_cap(struct curve *c, long long max, long long nofile, con
     long long cap = max, limit_by_fds = nofile - 16 - 1;
     if (cap > limit_by_fds) {
         cap = limit_by_fds;
-        snprintf(c->stopbuf, sizeof c->stopbuf, "RLIMIT_NOFILE: %lld descriptors (hard "
-                 "limit) allow %lld idle connections", nofile, cap);
+        snprintf(c->stopbuf, sizeof c->stopbuf, "RLIMIT_NOFILE: %lld descriptors (%s) "
+                 "allow %lld idle connections", nofile, om_limit_bound(RLIMIT_NOFILE), cap);
         c->stopped = c->stopbuf;
     }
     if (cap > c->sc.probe->capacity - 1) {

@@ -464,6 +464,13 @@ static int run_vfs(struct om_ctx *ctx, enum vfs_op op)
     snprintf(xflags, sizeof xflags, "-x%sf", flag);
     char *create[] = {"tar", cflags, archive, "tree", NULL};
     char *extract[] = {"tar", xflags, archive, NULL};
+#ifdef __OpenBSD__
+    if (strcmp(flag, "j") == 0) { /* OpenBSD's tar has no -j: bzip2 in a pipe instead */
+        create[0] = extract[0] = "sh", create[1] = extract[1] = "-c", create[3] = NULL;
+        create[2] = "tar cf - tree | bzip2 > tree.tar.bz2";
+        extract[2] = "bzip2 -dc tree.tar.bz2 | tar xf -";
+    }
+#endif
     char *rm[] = {"rm", "-fr", "tree", NULL};
     struct tree t;
     if (tree_alloc(&t, modules, file_bytes) != 0)

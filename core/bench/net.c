@@ -706,9 +706,17 @@ static int udp_transfer(struct om_ctx *ctx, struct far *f, long long size, long 
                                       count);
     if (rc || (rc = far_connect(ctx, f, SOCK_DGRAM, reply, &fd)))
         return rc;
-    static int noted;
-    if (sscanf(reply, "PORT %*d %d", &rcvbuf) == 1 && !noted++)
-        om_note(ctx, "far_receive_buffer", "%d bytes (the far end's system default)", rcvbuf);
+    static long long noted_size;
+    int sndbuf = 0, own_rcvbuf = 0;
+    om_sock_fit_datagram(fd, size, &sndbuf, &own_rcvbuf);
+    if (noted_size != size) { /* once per datagram size */
+        noted_size = size;
+        if (sscanf(reply, "PORT %*d %d", &rcvbuf) == 1)
+            om_note(ctx, "far_receive_buffer", "%lld-byte datagrams: %d bytes (the far end's "
+                    "default, or two datagrams where that is less)", size, rcvbuf);
+        om_note(ctx, "send_buffer", "%lld-byte datagrams: %d bytes (the system's default, or "
+                "one datagram where that is less)", size, sndbuf);
+    }
     long long sent = 0, retries = 0;
     uint64_t t0 = om_now_ns();
     while (sent < count) {
@@ -725,7 +733,8 @@ static int udp_transfer(struct om_ctx *ctx, struct far *f, long long size, long 
         } else {
             int e = n < 0 ? errno : EMSGSIZE;
             close(fd);
-            return om_fail(ctx, "send of a %lld-byte datagram: %s", size, strerror(e));
+            return om_fail(ctx, "send of a %lld-byte datagram: %s (send buffer %d bytes)", size,
+                           strerror(e), sndbuf);
         }
     }
     uint64_t t1 = om_now_ns();
@@ -773,14 +782,6 @@ static int udp_ttcp(struct om_ctx *ctx, int family)
     char *buf = alloc_buffer(65536);
     if (!buf)
         rc = om_fail(ctx, "cannot allocate 64 KB");
-    int sndbuf = 0;
-    socklen_t sl = sizeof sndbuf;
-    int probe = socket(family, SOCK_DGRAM, 0);
-    if (probe >= 0) {
-        getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl);
-        close(probe);
-        om_note(ctx, "socket_buffers", "system defaults: send buffer %d bytes", sndbuf);
-    }
     struct udp_result r = {0};
     for (int i = 0; i < n && rc == OM_OK; i++) {
         if (i > 0 && sizes[i] == sizes[i - 1])
@@ -819,6 +820,10 @@ static int udp_lat(struct om_ctx *ctx, int family)
     if (rc == OM_OK)
         rc = far_call(ctx, &f, reply, sizeof reply, "UDP_ECHO %zu", rt.size);
     if (rc == OM_OK && (rc = far_connect(ctx, &f, SOCK_DGRAM, reply, &rt.fd)) == OM_OK) {
+        int sndbuf = 0, rcvbuf = 0;
+        om_sock_fit_datagram(rt.fd, (long long)rt.size, &sndbuf, &rcvbuf);
+        om_note(ctx, "socket_buffers", "send %d, receive %d bytes (the system's defaults, or "
+                "what a %zu-byte datagram needs where they are less)", sndbuf, rcvbuf, rt.size);
         rc = measure_round_trips(ctx, rt_dgram, &rt);
         for (int i = 0; i < 500; i++) { /* end markers until the far end answers */
             if (send(rt.fd, rt.buf, 0, 0) < 0 && errno == ECONNREFUSED)

@@ -114,9 +114,10 @@ static long long raise_rlimit(struct om_ctx *ctx, int resource, const char *name
         om_note(ctx, "limit", "%s unlimited", name);
         return -1;
     }
-    om_note(ctx, "limit", "%s %lld (hard %lld)", name, soft,
+    om_note(ctx, "limit", "%s %lld (hard %lld; bounded by %s)", name, soft,
             getrlimit(resource, &rl) || rl.rlim_max == RLIM_INFINITY ? -1LL
-                                                                      : (long long)rl.rlim_max);
+                                                                      : (long long)rl.rlim_max,
+            om_limit_bound(resource));
     return soft;
 }
 
@@ -131,17 +132,60 @@ static void limit_descriptors(struct om_ctx *ctx, struct budget *b, long long pe
         lowest_free = 64;
     if (nofile > 0)
         budget_cap(b, (nofile - lowest_free - 64) / per_object,
-                   "RLIMIT_NOFILE at %lld descriptors", nofile);
+                   "RLIMIT_NOFILE at %lld descriptors (%s)", nofile,
+                   om_limit_bound(RLIMIT_NOFILE));
     long long nr[3];
     if (read_ints("/proc/sys/fs/file-nr", nr, 3) == 3) {
         om_note(ctx, "limit", "fs.file-nr %lld allocated of %lld", nr[0], nr[2]);
         budget_cap(b, (nr[2] - nr[0]) / 2 / per_object,
                    "fs.file-max (half of the %lld free descriptors)", nr[2] - nr[0]);
     }
+    /* The BSDs and macOS: kern.maxfiles, less the files open (FreeBSD kern.openfiles,
+     * macOS kern.num_files, OpenBSD kern.nfiles; NetBSD does not say) */
+    long long maxfiles = om_system_cap("kern.maxfiles"), open_now = -1;
+    if (maxfiles > 0) {
+        static const char *const open_counts[] = {"kern.openfiles", "kern.num_files",
+                                                  "kern.nfiles"};
+        for (int i = 0; i < 3 && open_now < 0; i++)
+            open_now = om_system_cap(open_counts[i]);
+        om_note(ctx, "limit", "kern.maxfiles %lld", maxfiles);
+        if (open_now >= 0)
+            om_note(ctx, "limit", "%lld files open system-wide", open_now);
+        budget_cap(b, (maxfiles - (open_now > 0 ? open_now : 0)) / 2 / per_object,
+                   "kern.maxfiles %lld (half of the free file slots)", maxfiles);
+    }
+}
+
+/* The BSDs' and macOS's process and thread caps: half of what is free of each. */
+static void limit_tasks_sysctl(struct om_ctx *ctx, struct budget *b, int threads)
+{
+    long long maxproc = om_system_cap("kern.maxproc");
+    long long nprocs = om_system_cap("kern.nprocs"); /* OpenBSD tells; others do not */
+    if (maxproc > 0) {
+        om_note(ctx, "limit", "kern.maxproc %lld", maxproc);
+        budget_cap(b, (maxproc - (nprocs > 0 ? nprocs : 0)) / 2,
+                   "kern.maxproc %lld (half of the free process slots)", maxproc);
+    }
+    long long per_uid = om_system_cap("kern.maxprocperuid"); /* FreeBSD, macOS */
+    if (per_uid > 0 && geteuid() != 0) {
+        om_note(ctx, "limit", "kern.maxprocperuid %lld", per_uid);
+        budget_cap(b, per_uid / 2, "kern.maxprocperuid %lld (half)", per_uid);
+    }
+    /* Every process is a thread too: OpenBSD kern.maxthread and NetBSD kern.maxlwp count
+     * all; FreeBSD's bounds the threads of one process. */
+    static const char *const thread_caps[] = {"kern.maxthread", "kern.maxlwp",
+                                              "kern.threads.max_threads_per_proc"};
+    for (int i = 0; i < 3; i++) {
+        long long cap = om_system_cap(thread_caps[i]);
+        if (cap <= 0 || (i == 2 && !threads))
+            continue;
+        om_note(ctx, "limit", "%s %lld", thread_caps[i], cap);
+        budget_cap(b, cap / 2, "%s %lld (half)", thread_caps[i], cap);
+    }
 }
 
 /* Tasks (processes and threads share the pid space): half of what is free. */
-static void limit_tasks(struct om_ctx *ctx, struct budget *b)
+static void limit_tasks(struct om_ctx *ctx, struct budget *b, int threads)
 {
     long long tasks = -1, pid_max, threads_max;
     FILE *f = fopen("/proc/loadavg", "r"); /* 4th field: running/total tasks */
@@ -163,6 +207,7 @@ static void limit_tasks(struct om_ctx *ctx, struct budget *b)
         budget_cap(b, (threads_max - used) / 2, "threads-max %lld (half of the free tasks)",
                    threads_max);
     }
+    limit_tasks_sysctl(ctx, b, threads);
     long long nproc = raise_rlimit(ctx, RLIMIT_NPROC, "RLIMIT_NPROC");
     /* Root is exempt; for others every task of the user counts, which the system-wide
      * count bounds from above. */
@@ -184,13 +229,18 @@ static long long memory_available(struct om_ctx *ctx)
             }
         fclose(f);
     }
-#ifdef _SC_AVPHYS_PAGES
+#ifdef _SC_AVPHYS_PAGES /* not on FreeBSD, NetBSD, macOS */
     if (avail < 0) {
         long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
         if (pages > 0 && size > 0)
             avail = (long long)pages * size;
     }
 #endif
+    if (avail < 0) {
+        char how[128];
+        if ((avail = om_system_free_memory(how, sizeof how)) >= 0)
+            om_note(ctx, "limit", "free memory from %s", how);
+    }
     /* A memory cgroup may be tighter than the machine: v2 memory.max, v1 limit_in_bytes. */
     f = fopen("/proc/self/cgroup", "r");
     if (f) {
@@ -275,12 +325,35 @@ static long long ports_in_use(long long lo, long long hi)
     return used;
 }
 
+/* The BSDs' and macOS's ephemeral range (which ports are in use they do not say in a
+ * file): half of it. */
+static void limit_ports_sysctl(struct om_ctx *ctx, struct budget *b)
+{
+    static const char *const ranges[][2] = {
+        {"net.inet.ip.portrange.first", "net.inet.ip.portrange.last"}, /* FreeBSD, macOS */
+        {"net.inet.ip.anonportmin", "net.inet.ip.anonportmax"},        /* NetBSD */
+        {"net.inet.ip.porthifirst", "net.inet.ip.porthilast"},         /* OpenBSD */
+    };
+    for (int i = 0; i < 3; i++) {
+        long long lo = om_system_cap(ranges[i][0]), hi = om_system_cap(ranges[i][1]);
+        if (lo <= 0 || hi < lo)
+            continue;
+        om_note(ctx, "limit", "%s-%s %lld-%lld (ports in use unknown)", ranges[i][0],
+                ranges[i][1], lo, hi);
+        budget_cap(b, (hi - lo + 1) / 2, "%s %lld-%lld (half of the range)", ranges[i][0], lo,
+                   hi);
+        return;
+    }
+}
+
 /* TCP ports for bind(port 0): half of the ephemeral range not already in use. */
 static void limit_ports(struct om_ctx *ctx, struct budget *b)
 {
     long long range[2];
-    if (read_ints("/proc/sys/net/ipv4/ip_local_port_range", range, 2) != 2)
+    if (read_ints("/proc/sys/net/ipv4/ip_local_port_range", range, 2) != 2) {
+        limit_ports_sysctl(ctx, b);
         return;
+    }
     long long used = ports_in_use(range[0], range[1]);
     if (used < 0)
         used = 0;
@@ -530,7 +603,7 @@ static int run_processes(struct om_ctx *ctx, int time_exit)
 {
     struct budget b;
     budget_init(&b, om_int(ctx, "n"));
-    limit_tasks(ctx, &b);
+    limit_tasks(ctx, &b, 0);
     /* Kernel stack, page tables, task structures and the pages a child writes: well
      * under 1 MB per process on current systems; the estimate errs on the safe side. */
     limit_memory(ctx, &b, 1 << 20, "assuming 1 MB per process");
@@ -851,7 +924,7 @@ static int run_thread_create(struct om_ctx *ctx)
 {
     struct budget b;
     budget_init(&b, om_int(ctx, "n"));
-    limit_tasks(ctx, &b);
+    limit_tasks(ctx, &b, 1);
     limit_mappings(ctx, &b, 2); /* stack and guard page */
     limit_memory(ctx, &b, 256 << 10, "assuming 256 KB resident per thread");
     struct population pop;

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+/* Futexes: each system's own call to sleep on a word and wake its sleeper. */
 #ifdef __linux__
 #include <sys/syscall.h>
 #if __has_include(<linux/futex.h>)
@@ -37,8 +38,21 @@
 #define FUTEX_WAKE_PRIVATE 129 /* FUTEX_WAKE | FUTEX_PRIVATE_FLAG */
 #endif
 #if defined(SYS_futex)
-#define HAVE_FUTEX 1
+#define HAVE_FUTEX "futex(2) FUTEX_WAIT_PRIVATE / FUTEX_WAKE_PRIVATE"
 #endif
+#elif defined(__NetBSD__)
+#include <sys/futex.h> /* NetBSD 10+: Linux's operations, called through __futex */
+#include <sys/syscall.h>
+#ifdef SYS___futex
+#define HAVE_FUTEX "__futex(2) FUTEX_WAIT / FUTEX_WAKE, private"
+#endif
+#elif defined(__OpenBSD__)
+#include <sys/futex.h>
+#define HAVE_FUTEX "futex(2) FUTEX_WAIT_PRIVATE / FUTEX_WAKE_PRIVATE"
+#elif defined(__FreeBSD__)
+#include <sys/types.h>
+#include <sys/umtx.h>
+#define HAVE_FUTEX "_umtx_op(2) UMTX_OP_WAIT_UINT_PRIVATE / UMTX_OP_WAKE_PRIVATE"
 #endif
 
 #include "../harness.h"
@@ -688,7 +702,7 @@ static int run_ctx_pipe(struct om_ctx *ctx)
     return res;
 }
 
-/* ---- thread.futex.wake: futex wake-up latency and round trip (Linux) ------------ */
+/* ---- thread.futex.wake: futex wake-up latency and round trip -------------------- */
 #ifdef HAVE_FUTEX
 /* word: 0 = the measuring thread's turn, 1 = the peer's turn, 2 = the peer must leave. */
 struct futex_pair {
@@ -698,22 +712,38 @@ struct futex_pair {
     struct om_fault fault;
 };
 
-static long futex_call(_Atomic int *addr, int op, int val)
+/* Sleep while *addr == val (wait), or wake one sleeper: 0, or -1 with errno. */
+static long futex_call(_Atomic int *addr, int wait, int val)
 {
-    return syscall(SYS_futex, (int *)addr, op, val, NULL, NULL, 0);
+#if defined(__linux__)
+    return syscall(SYS_futex, (int *)addr, wait ? FUTEX_WAIT_PRIVATE : FUTEX_WAKE_PRIVATE,
+                   wait ? val : 1, NULL, NULL, 0);
+#elif defined(__NetBSD__)
+    return syscall(SYS___futex, (int *)addr,
+                   (wait ? FUTEX_WAIT : FUTEX_WAKE) | FUTEX_PRIVATE_FLAG, wait ? val : 1, NULL,
+                   NULL, 0, 0);
+#elif defined(__OpenBSD__)
+    return futex((volatile uint32_t *)addr, wait ? FUTEX_WAIT_PRIVATE : FUTEX_WAKE_PRIVATE,
+                 wait ? val : 1, NULL, NULL);
+#elif defined(__FreeBSD__)
+    return wait ? _umtx_op((void *)addr, UMTX_OP_WAIT_UINT_PRIVATE, (u_long)(unsigned)val,
+                           NULL, NULL)
+                : _umtx_op((void *)addr, UMTX_OP_WAKE_PRIVATE, 1, NULL, NULL);
+#endif
 }
 
-/* Sleeps while *addr == val; a change before sleeping (EAGAIN) or a signal is fine. */
+/* Sleeps while *addr == val; a change before sleeping (EAGAIN) or a signal (EINTR, and
+ * OpenBSD's ECANCELED) is fine. */
 static int futex_wait(_Atomic int *addr, int val)
 {
-    if (futex_call(addr, FUTEX_WAIT_PRIVATE, val) < 0 && errno != EAGAIN && errno != EINTR)
+    if (futex_call(addr, 1, val) < 0 && errno != EAGAIN && errno != EINTR && errno != ECANCELED)
         return errno;
     return 0;
 }
 
 static int futex_wake(_Atomic int *addr)
 {
-    return futex_call(addr, FUTEX_WAKE_PRIVATE, 1) < 0 ? errno : 0;
+    return futex_call(addr, 0, 0) < 0 ? errno : 0;
 }
 
 static void *futex_peer(void *arg)
@@ -769,6 +799,7 @@ static int run_futex_wake(struct om_ctx *ctx)
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
+    om_note(ctx, "call", "%s", HAVE_FUTEX);
     om_cycles_init(ctx);
     struct futex_pair fp = {.wake_cycles = 0};
     pthread_t peer;
@@ -788,10 +819,15 @@ static int run_futex_wake(struct om_ctx *ctx)
 #else
 static int run_futex_wake(struct om_ctx *ctx)
 {
-#ifdef __linux__
+#if defined(__linux__)
     return om_skip(ctx, "this C library has no SYS_futex (only a 64-bit-time futex call)");
+#elif defined(__NetBSD__)
+    return om_skip(ctx, "this NetBSD has no __futex system call (NetBSD 10 added it)");
+#elif defined(__APPLE__)
+    return om_skip(ctx, "not implemented here: macOS 14.4+ has os_sync_wait_on_address and "
+                        "os_sync_wake_by_address_any, which osmeter does not call yet");
 #else
-    return om_skip(ctx, "futexes are a Linux facility; this system has none");
+    return om_skip(ctx, "not implemented here: osmeter knows no futex call of this system");
 #endif
 }
 #endif
@@ -1114,7 +1150,7 @@ const struct om_bench om_family_thread[] = {
        "write + read of the token by each thread: two thread switches"},
       {"per_switch", "ns", "lower", OM_POINT, NULL, "round trip / 2, pipe cost included"}}},
     {"thread.futex.wake",
-     "futex ping-pong between 2 threads (Linux): wake-up latency and round trip",
+     "futex ping-pong between 2 threads: wake-up latency and round trip",
      "osmeter", "quick,full", {0.29, 0.12, 0.071},
      run_futex_wake_checked, {OM_BATCH_PARAMS, PIN("same", "")},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,

@@ -331,9 +331,8 @@ static int ep_udp_sink(const char *line)
     char *mem = session_buffer(65536);
     if (fd < 0 || !mem)
         return -1;
-    int rcvbuf = 0;
-    socklen_t sl = sizeof rcvbuf;
-    getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
+    int sndbuf = 0, rcvbuf = 0; /* the BSDs' defaults hold no 64 KB datagram */
+    om_sock_fit_datagram(fd, a[0], &sndbuf, &rcvbuf);
     reply("PORT %d %d", port, rcvbuf);
     /* The first datagram may take a moment; after it, 1 s of silence ends the stream
      * (every datagram still in flight has arrived or been lost by then). */
@@ -376,6 +375,8 @@ static int ep_udp_echo(const char *line)
     if (fd < 0 || !mem)
         return -1;
     om_sock_timeouts(fd, 1000);
+    int sndbuf = 0, rcvbuf = 0; /* the BSDs' defaults hold no 64 KB datagram */
+    om_sock_fit_datagram(fd, a[0], &sndbuf, &rcvbuf);
     reply("PORT %d", port);
     long long echoed = 0;
     int idle_s = 0;

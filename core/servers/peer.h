@@ -94,6 +94,13 @@ void om_sock_format(const struct sockaddr_storage *a, char *out, size_t len);
 int om_sock_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
 /* SO_RCVTIMEO and SO_SNDTIMEO, so a vanished other end cannot hang a transfer. */
 void om_sock_timeouts(int fd, int ms);
+/* Make a UDP socket able to send and receive `size`-byte datagrams: the BSDs and macOS
+ * refuse a datagram above the send buffer (EMSGSIZE; net.inet.udp.maxdgram, 9216 bytes
+ * by default) and drop one the receive buffer cannot hold.  Raises SO_SNDBUF to the
+ * datagram and headroom, SO_RCVBUF to two of them, where they are smaller (Linux's
+ * defaults already are larger); *sndbuf and *rcvbuf get what is in force.  0, or -1
+ * when the system refused (its maximum socket buffer is too small). */
+int om_sock_fit_datagram(int fd, long long size, int *sndbuf, int *rcvbuf);
 
 /* ---- transfers both ends use ------------------------------------------------------ */
 /* Write total bytes in chunk-sized writes to fd.  0, or -1 with errno. */

@@ -260,6 +260,28 @@ void om_sock_timeouts(int fd, int ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/* One buffer raised to at least `want` bytes; what is in force goes to *have. */
+static int fit_buffer(int fd, int option, int want, int *have)
+{
+    socklen_t sl = sizeof *have;
+    if (getsockopt(fd, SOL_SOCKET, option, have, &sl) != 0)
+        return -1;
+    if (*have >= want)
+        return 0;
+    int rc = setsockopt(fd, SOL_SOCKET, option, &want, sizeof want);
+    sl = sizeof *have;
+    getsockopt(fd, SOL_SOCKET, option, have, &sl);
+    return rc;
+}
+
+int om_sock_fit_datagram(int fd, long long size, int *sndbuf, int *rcvbuf)
+{
+    /* headroom for the address and the kernel's own bookkeeping of a datagram */
+    int one = (int)size + 1024;
+    int a = fit_buffer(fd, SO_SNDBUF, one, sndbuf), b = fit_buffer(fd, SO_RCVBUF, 2 * one, rcvbuf);
+    return a || b ? -1 : 0;
+}
+
 
 /* "ADDR:PORT", "[V6ADDR]:PORT", "ADDR" or "V6ADDR" -> host, port. */
 int om_peer_parse_address(const char *s, char *host, size_t hl, int *port)

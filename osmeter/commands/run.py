@@ -8,8 +8,8 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, suitefile, text,
-                user_command)
+from .. import (adaptive, coreproc, display, exchange, plan, runner, safekeeping, stats,
+                suitefile, text, user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .serve import SECRET_ENV
@@ -52,6 +52,10 @@ def register(subparsers) -> None:
     s.add_argument("--timeout", type=seconds, default=900.0,
                    help="seconds one repetition may take before it is killed (default 900)")
     s.add_argument("--quiet", action="store_true", help="no progress display")
+    s.add_argument("--core", metavar="COMMAND", help="run the measurement core through "
+                   "COMMAND, its arguments appended: e.g. 'ssh -p 2222 root@127.0.0.1 "
+                   "/opt/osmeter/osmeter-core' for a system without Python (the system is "
+                   "described by the core there, and the run records COMMAND)")
     s.add_argument("--suite-file", metavar="FILE", help="run the benchmarks and commands "
                    "named in a TOML suite file (docs/suite-files.md)")
     user_command.add_arguments(s)
@@ -90,6 +94,11 @@ def build_plan(args, catalog: Catalog):
 
 
 def handle(args) -> int:
+    with coreproc.through(args.core):
+        return run_plan(args)
+
+
+def run_plan(args) -> int:
     catalog = Catalog()
     suite, items, variants = build_plan(args, catalog)
     plan.validate(catalog, items, variants)
