@@ -58,6 +58,10 @@ _KEYS = (
     NoteKey("limit", "text", "", "a system limit in force before a scalability curve "
             "(rlimits, sysctls, free memory or disk)"),
     NoteKey("stopped_by", "text", "", "what ended a scalability curve early"),
+    NoteKey("send_buffer", "text", "", "per datagram size: the UDP send buffer used (the "
+            "system's default, or one datagram where that is less: the BSDs' 9216 bytes)"),
+    NoteKey("call", "text", "", "the system call a benchmark times where systems differ "
+            "(thread.futex.wake: futex, __futex, _umtx_op)"),
     NoteKey("curve_end", "text", "", "what ended a context-switch curve early"),
     NoteKey("sweep_limited", "text", "", "why a memory sweep stops before its planned top"),
     NoteKey("sizes", "text", "bytes", "the sizes a memory sweep visits, comma-separated"),

@@ -26,6 +26,7 @@ NOT_IDS = {
     "cpu.model": "a system-description key (compare.py flattens sysinfo)",
     "app.start.firefox": "Camacho's Firefox start-up; docs/applications.md says why osmeter "
                          "does not run it",
+    "net.inet.udp.maxdgram": "a BSD and macOS sysctl (the UDP send space), named in README",
 }
 
 

@@ -10,7 +10,7 @@ import sys
 
 from .. import display
 from .. import history as hist
-from ..report import numbers
+from .. import numbers
 from .common import RunSource, UsageError, add_where
 
 BARS = "▁▂▃▄▅▆▇█"

@@ -12,7 +12,8 @@ from html import escape
 
 from .. import history as hist
 from ..model import system_keys
-from . import numbers, svg
+from .. import numbers
+from . import svg
 from .html import CSS, Page, _table, write_page
 
 WIDTH, HEIGHT = 620, 260
