@@ -163,6 +163,39 @@ class RefValue:
     mips_relative: float | None = None  # as printed (O90)
     remote: bool | None = None          # a remote (True) / local (False) configuration
     note: str = ""                      # what to know when reading it
+    stands_for: str = ""                # a stand-in: what of the paper's our metric stands for
+
+    @property
+    def mapping(self) -> str:
+        """What the pairing is: "like for like" (the same quantity, the same method),
+        "related" (the same quantity by another method; the note says the difference) or
+        "stand-in" (another quantity in place of the paper's; stands_for says which)."""
+        return "stand-in" if self.stands_for else "related" if self.related else \
+            "like for like"
+
+    def mapping_words(self) -> str:
+        """The mapping in a sentence: its kind, the difference or what it stands for, and
+        the size it was set against."""
+        words = self.mapping
+        if self.stands_for:
+            words += " for " + self.stands_for
+        size = self.size_words()
+        parts = [p for p in (self.note, size and "set against " + size) if p]
+        return words + (": " + "; ".join(parts) if parts else "")
+
+    def size_words(self) -> str:
+        """The size of ours a number was set against: '10 KB', 'the peak', ''."""
+        if self.x is None:
+            return ""
+        if self.x == "peak":
+            return "the peak over the sweep"
+        if self.x == "largest":
+            return "the largest size of the sweep"
+        x = float(self.x)
+        for unit, f in (("MB", 1 << 20), ("KB", 1 << 10)):
+            if x >= f and x % f == 0:
+                return "%g %s" % (x / f, unit)
+        return "%g bytes" % x
 
 
 @dataclass
