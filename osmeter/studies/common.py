@@ -126,8 +126,6 @@ def columns_table(ctx, tid: str, title: str, caption: str, systems: list[str],
     t = Table(tid, title, caption, ["", *systems, *ctx.names], [], list(notes))
     for label, cells in rows:
         ref = next((c for c in cells if c is not None), None)
-        if ref is not None and ref.size_words() and ref.x not in ("peak", "largest"):
-            label += " [at %s]" % ref.size_words()
         if ref is not None:
             line = mapping_note(label, ref)
             if line not in t.notes:

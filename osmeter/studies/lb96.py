@@ -200,6 +200,8 @@ def _prose_table(ctx, tid: str, title: str, quantities: list[tuple[str, str]],
         ref = next((r for r in cells if r is not None), None)
         if ref is not None and ref.qualifier:
             row.label += " [%s]" % ref.qualifier
+        if ref is not None and isinstance(ref.x, (int, float)):
+            row.label += " [at %s]" % ref.size_words()     # the size it was set against
     return t
 
 
