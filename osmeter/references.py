@@ -82,6 +82,22 @@ def num(v) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+class Printed(float):
+    """A published number that formats as the paper printed it (544.7, not 545; 0.9, not
+    0.900): a float for arithmetic, its printed digits for display (`text`)."""
+
+    def __new__(cls, value):
+        obj = super().__new__(cls, value)
+        text = repr(float(value)) if not isinstance(value, int) else str(value)
+        obj.text = text[:-2] if text.endswith(".0") else text
+        return obj
+
+
+def printed(v):
+    """A published value for a table cell: a number as Printed, anything else as it is."""
+    return Printed(v) if num(v) is not None else v
+
+
 @dataclass(frozen=True)
 class Published:
     """One published number (or, for a [[graph]], one published curve verdict)."""

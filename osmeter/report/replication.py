@@ -84,8 +84,8 @@ def _summary_html(page: Page, views, runs) -> None:
                  escape(", ".join(r.label or r.id for r in runs)),
                  escape("; ".join("%s %d" % kv for kv in sorted(counts(views).items())))))
     for v in views:
-        rows = ['<tr><td class="wrap">%s</td><td>%s</td><td class="%s">%s</td>'
-                '<td class="wrap">%s</td></tr>' % (
+        rows = ['<tr><td class="wrap">%s</td><td style="min-width:5em">%s</td>'
+                '<td class="%s" style="min-width:7em">%s</td><td class="wrap">%s</td></tr>' % (
                     escape(c.claim), escape(c.source),
                     study.VERDICT_CLASS.get(c.verdict, "unclear"), escape(word(c.verdict)),
                     escape(c.margin or c.rule or c.evidence)) for c in v.conclusions]

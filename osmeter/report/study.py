@@ -9,6 +9,7 @@ from html import escape
 
 from . import svg
 from .grid import align as _align, markdown_table as _md_table
+from .. import references as refs
 from ..numbers import number as fmt
 
 VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
@@ -29,6 +30,8 @@ def band_words(f) -> str:
 def _cell(v) -> str:
     if v is None:
         return "—"
+    if isinstance(v, refs.Printed):
+        return v.text                       # the paper's number, as it printed it
     return fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
 

@@ -132,7 +132,8 @@ def columns_table(ctx, tid: str, title: str, caption: str, systems: list[str],
                 t.notes.append(line)
         ours = [ours_cell(ctx, i, ref, t.notes) for i in range(len(ctx.runs))] \
             if ref is not None else [None] * len(ctx.runs)
-        t.rows.append(Row(label, [c.value if c is not None else None for c in cells] + ours))
+        t.rows.append(Row(label, [refs.printed(c.value) if c is not None else None
+                                  for c in cells] + ours))
     return t
 
 

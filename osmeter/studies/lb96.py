@@ -269,7 +269,7 @@ def _bonnie_table(ctx) -> Table:
         "%s / %s" % (num(k[2]), num(k[3]) if k[3] else "—") if k and k[2] else None
         for k in knee]))
     seek = next(r for r in references() if r.bench == "fs.bonnie.seek")
-    t.rows.append(Row("random seek to a block on disk (ms)", [seek.value] + [
+    t.rows.append(Row("random seek to a block on disk (ms)", [refs.printed(seek.value)] + [
         common.ours_cell(ctx, i, seek, t.notes) for i in range(len(ctx.runs))]))
     for i, k in enumerate(knee):
         if k is None:
@@ -432,7 +432,7 @@ def _conclusions(ctx) -> list[Conclusion]:
                 ctx.names[i], pre, ratio, plain, "%g" % x, verdict_words(v)))
             sig = significant(v)
             outcomes.append(rc[1] if rc[1] is not True else sig)
-            margins.append("%s: %s" % (pre, rc[2]))
+            margins.append("%s %s: %s" % (ctx.names[i], pre, rc[2]))
     out.append(Conclusion(
         "Prefetching the cache lines raises write and copy bandwidth several-fold (310 vs "
         "< 50 MB/s writing, 160 vs 40 MB/s copying): the Pentium does not allocate on a "
@@ -474,7 +474,7 @@ def _conclusions(ctx) -> list[Conclusion]:
         ev.append("%s: %.3g ms without fsync, %.3g ms with (%.2g×)" % (
             ctx.names[i], rs[1].median, rs[0].median, ratio))
         ok.append(o)
-        margins.append(m)
+        margins.append("%s: %s" % (ctx.names[i], m))
     out.append(Conclusion(
         "Linux's ext2 never waits for the disk on small files (asynchronous metadata), an "
         "order of magnitude faster than FreeBSD's and Solaris's synchronous updates",
@@ -501,7 +501,7 @@ def _conclusions(ctx) -> list[Conclusion]:
             ev.append("%s: UDP peak %s Mbit/s = %.0f%% of the pipe's %s Mbit/s" % (
                 ctx.names[i], num(m.value), 100 * ratio, num(pipe)))
             ok.append(o)
-            margins.append(mg)
+            margins.append("%s: %s" % (ctx.names[i], mg))
     out.append(Conclusion(
         "UDP over loopback reaches only a fraction of pipe bandwidth (50% on FreeBSD and "
         "Solaris, 14% on Linux)", "§9.2, Figure 13",

@@ -238,7 +238,7 @@ def _ours_rows(ctx, name: str, t: dict, refs_by_col: dict) -> tuple[list[Row], l
 
 def _table8(ctx) -> Table:
     t = refs.table(REPORT, "Table 8")
-    rows = [Row(r["label"], [refs.num(v) if refs.num(v) is not None else "—"
+    rows = [Row(r["label"], [refs.printed(v) if refs.num(v) is not None else "—"
                              for v in r["values"]]) for r in t["rows"]]
     mips = refs.o90_mips()
     ref_total = next(r["values"][2] for r in refs.table(REPORT, "Table 7")["rows"]
@@ -275,8 +275,7 @@ def _table(ctx, name: str) -> Table:
         col = next(c[1] for c in COLUMNS if c[0] == name and c[2] == r.bench
                    and c[3] == r.metric and c[4] == r.x) if name != "Table 1" else 2
         by_col.setdefault((col, r.remote), r)
-    rows = [Row(r["label"], [refs.num(v) if refs.num(v) is not None else v
-                             for v in r["values"]]) for r in t["rows"]]
+    rows = [Row(r["label"], [refs.printed(v) for v in r["values"]]) for r in t["rows"]]
     ours, notes = _ours_rows(ctx, name, t, by_col)
     for (col, place), r in sorted(by_col.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         line = common.mapping_note(t["columns"][col], r)
@@ -305,9 +304,9 @@ def _conclusions(ctx) -> list[Conclusion]:
     for mt in mips_tables(ctx.runs, ctx.cpu):
         for name, _, _, mrel in mt.ours:
             o, m = against(mrel, None, None, 1.0, True, slack=STAND_IN_SLACK)
-            ev.append("%s %s %.2g" % (mt.table, mt.quantity.split(",")[0], mrel))
+            ev.append("%s %s %s %.2g" % (name, mt.table, mt.quantity.split(",")[0], mrel))
             below.append(o)
-            margins.append("%s: %s" % (mt.table, m))
+            margins.append("%s %s: %s" % (name, mt.table, m))
     out.append(Conclusion(
         "Operating-system performance has not kept up with CPU speed: the RISC machines' "
         "MIPS-relative speeds are only about .5-.7 for getpid, and below 1 for context "
@@ -328,7 +327,7 @@ def _conclusions(ctx) -> list[Conclusion]:
             ev.append("%s: %.2g bytes per integer operation (uncached bcopy / cpu.integer)"
                       % (ctx.names[i], b))
             outcomes.append(o)
-            margins.append(m)
+            margins.append("%s: %s" % (ctx.names[i], m))
     out.append(Conclusion(
         "Memory bandwidth has not kept up: bcopy moves 2.5-4 bytes per instruction on the "
         "CISC machines but only 0.4-1.0 on the RISC ones", "§7, Table 5",
@@ -364,7 +363,7 @@ def _conclusions(ctx) -> list[Conclusion]:
             ev.append("%s: %.3g ms without fsync%s" % (
                 ctx.names[i], v, ", %.3g ms with fsync" % w if w is not None else ""))
             slow.append(o)
-            margins.append(m)
+            margins.append("%s: %s" % (ctx.names[i], m))
     out.append(Conclusion(
         "Creating and deleting a file is slow on the UNIX derivatives (35-100 ms with no "
         "data) because their file systems write metadata synchronously; Sprite's delayed "

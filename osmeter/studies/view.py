@@ -54,7 +54,7 @@ def against(value: float, lo, hi, threshold: float, holds_below: bool,
         outcome = (hi < threshold) if holds_below else (lo > threshold)
     pct = 100.0 * (value - threshold) / threshold if threshold else 0.0
     margin = "%s%s vs %s %s: %s%% %s the threshold%s" % (
-        num(value), unit and " " + unit, "<" if holds_below else ">", num(threshold),
+        num(value), (unit if unit.startswith("×") else " " + unit) if unit else "", "<" if holds_below else ">", num(threshold),
         num(abs(pct)), "above" if pct >= 0 else "below",
         "; interval %s-%s%s" % (num(lo), num(hi), " (× %s slack)" % num(slack)
                                 if slack != 1.0 else "") if (lo, hi) != (value, value) else "")

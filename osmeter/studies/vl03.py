@@ -184,7 +184,7 @@ def _static_fork(ctx) -> Conclusion:
             lo, hi = _level_ratio(ctx, i)
             o, m = against(ratio, lo, hi, 0.8, True, "×")
             ok.append(o)
-            margins.append(m)
+            margins.append("%s: %s" % (ctx.names[i], m))
     return Conclusion("Linking statically almost halves the fork latency (FreeBSD, Linux 2.6)",
                       "fork benchmark (static)", judge(ok),
                       "; ".join(ev) if ev else "needs scale.fork.static and scale.fork.dynamic "
@@ -231,7 +231,7 @@ def _contention(ctx) -> Conclusion:
         ev.append("%s: %s MB/s alone, %s MB/s with a second reader (%.2g×)" % (
             ctx.names[i], num(b.median), num(a.median), ratio))
         ok.append(o)
-        margins.append(m)
+        margins.append("%s: %s" % (ctx.names[i], m))
     return Conclusion(
         "A download from a disk loses much of its throughput as soon as a second one "
         "competes: the disk head has to move between the files", "download graph (blue)",
