@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 import statistics
 from pathlib import Path
@@ -46,7 +47,8 @@ def drawn_run(seed: int, name: str = None, scale: dict = None) -> Run:
         if d["shape"] == "scatter" and reps:
             for rep in range(len(reps)):
                 pts = rng.choice(reps)
-                r.samples += [Sample(rep, x, y * f * rng.gauss(1.0, 0.03)) for x, y in pts]
+                r.samples += [Sample(rep, x, y * f * math.exp(rng.gauss(0.0, 0.03)))
+                              for x, y in pts]
             r.summary = summarize(r.samples)
             c = curves.classify([(s.x, s.value) for s in r.samples], detect_bands=False)
             r.extra["curve"] = {"all": c}
@@ -54,7 +56,7 @@ def drawn_run(seed: int, name: str = None, scale: dict = None) -> Run:
             spread = statistics.pstdev(reps) / statistics.mean(reps) if len(reps) > 1 \
                 and statistics.mean(reps) else 0.0
             for rep in range(len(reps)):
-                v = rng.choice(reps) * f * rng.gauss(1.0, spread / 2)
+                v = rng.choice(reps) * f * math.exp(rng.gauss(0.0, spread / 2))
                 r.samples.append(Sample(rep, d["x"], v))
             r.summary = summarize(r.samples)
         else:
@@ -236,3 +238,72 @@ def test_a_verdict_that_differs_between_two_runs_of_one_machine_is_borderline():
                             sv.NOT_JUDGED not in (ca.verdict, cb.verdict):
                         flips.append((sid, ca.claim[:60], ca.verdict, cb.verdict))
     assert not flips, flips
+
+
+# ---- one report of all five papers ----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_stored_runs(tmp_path_factory):
+    from osmeter.store import Store
+    db = tmp_path_factory.mktemp("replication") / "runs.sqlite"
+    store = Store(str(db))
+    for k in (1, 2):
+        store.save_run(drawn_run(k, "machine-%d" % k))
+    store.close()
+    return db
+
+
+def test_replicate_without_running_writes_one_report_and_prints_its_summary(two_stored_runs,
+                                                                             tmp_path):
+    from clirun import osmeter
+    out = tmp_path / "replication.html"
+    r = osmeter("replicate", "--no-run", "--with", "machine-1", "--with", "machine-2",
+                "-o", out, db=two_stored_runs, check=0)
+    assert r.stdout.startswith("What still holds after 20–36 years (machine-1, machine-2)")
+    page = out.read_text()
+    assert page.index('id="summary"') < page.index('id="study-o90"')
+    for sid in studies.IDS:
+        assert 'id="study-%s"' % sid in page
+    for v in views(drawn_run(1, "machine-1"), drawn_run(2, "machine-2")).values():
+        for c in v.conclusions:
+            assert c.claim[:40] in r.stdout.replace("\n", " ") or c.claim[:40] in page
+    # the same from `osmeter report --study all`
+    out2 = tmp_path / "report.html"
+    r2 = osmeter("report", "machine-1", "machine-2", "--study", "all", "-o", out2,
+                 db=two_stored_runs, check=0)
+    assert r2.stdout == r.stdout
+    # nothing stored: the store still holds the two runs only
+    listed = osmeter("runs", db=two_stored_runs, check=0).stdout.splitlines()
+    assert sum(1 for line in listed if line.startswith("machine-")) == 2
+
+
+def test_replicate_rejects_bad_input_in_one_line(two_stored_runs, tmp_path):
+    from clirun import osmeter
+    r = osmeter("replicate", "--no-run", "--with", "no-such-run", "-o", tmp_path / "x.html",
+                db=two_stored_runs)
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.html").exists()
+    r = osmeter("replicate", "--runs", "0", db=two_stored_runs)
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+
+
+try:
+    from cdp import Browser, find_chromium
+    CHROMIUM = find_chromium()
+except ImportError:                 # pragma: no cover
+    CHROMIUM = None
+
+
+@pytest.mark.skipif(not CHROMIUM, reason="no chromium")
+def test_replication_report_in_chromium(two_stored_runs, tmp_path):
+    from clirun import osmeter
+    out = tmp_path / "replication.html"
+    osmeter("replicate", "--no-run", "--with", "machine-1", "--with", "machine-2", "-o", out,
+            db=two_stored_runs, check=0)
+    with Browser(CHROMIUM) as b:
+        for width in (1366, 390):
+            b.open(out.as_uri(), width=width)
+            assert b.errors() == []
+            assert b.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert b.evaluate("document.querySelectorAll('#summary ~ div table.conclusions')"
+                          ".length") >= 5

@@ -66,9 +66,9 @@ def handle(args) -> int:
     named = args.runs or ([] if args.where else ["latest"])
     runs, base = load_runs(named, args.baseline, args.db, args.where)
     if "all" in (args.study or []):
-        from . import replicate
+        from ..report import replication
         try:
-            figures = replicate.write(runs, args.output, args.title if args.title != TITLE
+            figures = replication.write(runs, args.output, args.title if args.title != TITLE
                                       else "osmeter replication")
         except cmpmod.CompareError as e:
             return fail(str(e))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from .. import compare as cmpmod
 from .. import references as refs
 from .. import studies
 from ..studies import view as sv
@@ -114,6 +115,12 @@ def render(views, runs, title: str = "osmeter replication") -> tuple[str, list]:
     return text, page.figures
 
 
-def write(views, runs, path: str, title: str = "osmeter replication") -> list[str]:
-    text, figures = render(views, runs, title)
-    return write_page(path, text, figures, None)
+def write(runs: list, path: str, title: str = "osmeter replication") -> list[str]:
+    """Compare the runs, write the replication report of all five studies and print its
+    summary; the figures' names.  Raises CompareError and OSError."""
+    cmp = cmpmod.compare(runs)
+    views = [studies.build(i, cmp) for i in studies.IDS]
+    text, figures = render(views, cmp.runs, title)
+    names = write_page(path, text, figures, None)
+    print("\n".join(summary_lines(views, cmp.runs)))
+    return names
