@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from osmeter import compare, curves, studies
+from osmeter import references as refs
 from osmeter.model import Result, Run, Sample
 from osmeter.report import study as study_report
 from osmeter.stats import summarize
@@ -219,6 +220,36 @@ def test_figure_caption_states_the_results_interval_level():
     words = study_report.band_words(fig)
     assert "95%" not in words or levels == {0.95}
     assert all("%g%%" % (100 * lv) in words for lv in levels)
+
+
+# ---- D6, weak reasons, §10, printed precision -------------------------------------------------
+
+def test_von_leitner_competing_download_is_in_the_view_and_says_it_is_not_rate_limited():
+    v = views(drawn_run(1))["vl03"]
+    t = next(s for s in v.sections if getattr(s, "id", "") == "competing download")
+    assert any("NOT rate-limited" in n for n in t.notes)
+    assert [r.label for r in t.rows] == ["first reader alone", "first reader while a second "
+                                         "reads", "second reader"]
+    assert all(isinstance(r.cells[1], float) for r in t.rows)     # our run's MB/s
+    c = conclusion(v, "as soon as a second one competes")
+    assert c.verdict != sv.NOT_MEASURED and c.rule and c.margin
+
+
+def test_lai_baker_ethernet_is_judged_and_nfs_mab_has_a_section():
+    v = views(drawn_run(1))["lb96"]
+    c = conclusion(v, "100 Mbit/s Ethernet")
+    assert c.verdict == sv.NOT_REPRODUCED and "100" in c.rule     # loopback moves Gbit/s
+    nfs = next(s for s in v.sections if getattr(s, "id", "") == "§10")
+    assert any("local file system" in n or "did not run" in n for n in nfs.notes)
+    lb = studies.get("lb96")
+    assert not any("Ethernet speed" in (n.label or "") for n in lb.NOT_COMPARABLE)
+
+
+def test_published_numbers_appear_as_printed():
+    text = study_report.text(views(drawn_run(1))["cc06"])
+    assert "544.7" in text and " 545 " not in text
+    assert study_report._cell(refs.Printed(0.9)) == "0.9"
+    assert study_report._cell(refs.Printed(55)) == "55"
 
 
 # ---- two runs of the same machine ----------------------------------------------------------

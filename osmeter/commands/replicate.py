@@ -57,7 +57,7 @@ def _run(args) -> str | None:
     argv = ["run", "--suite", "studies", "--runs", str(args.runs), "--label", label]
     run_args = p.parse_args(argv + (["--smoke"] if args.smoke else []) +
                             (["--quiet"] if args.quiet else []))
-    run_args.db, run_args.user_command = args.db, []
+    run_args.db, run_args.user_command = args.db, None
     rc = run_command.handle(run_args)
     # 1: stored, with some results failed -- the views say which and why.
     return label if rc in (0, 1) else None

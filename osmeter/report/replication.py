@@ -70,6 +70,15 @@ def summary_lines(views, runs) -> list[str]:
     return out
 
 
+def _first(margin: str, most: int = 3) -> str:
+    """A margin of many runs or tables in the summary: the first few, the rest counted
+    (all of them are in the paper's own section)."""
+    parts = [p for p in margin.split("; ") if p]
+    if len(parts) <= most:
+        return margin
+    return "; ".join(parts[:most]) + "; … %d more in the paper's section" % (len(parts) - most)
+
+
 def _short(s: str, n: int = 110) -> str:
     return s if len(s) <= n else s[:n - 1].rstrip() + "…"
 
@@ -89,7 +98,7 @@ def _summary_html(page: Page, views, runs) -> None:
                 '<td class="%s" style="min-width:7em">%s</td><td class="wrap">%s</td></tr>' % (
                     escape(c.claim), escape(c.source),
                     study.VERDICT_CLASS.get(c.verdict, "unclear"), escape(word(c.verdict)),
-                    escape(c.margin or c.rule or c.evidence)) for c in v.conclusions]
+                    escape(_first(c.margin) or c.rule or c.evidence)) for c in v.conclusions]
         page.add('<h3><a href="#study-%s">%s</a> (%d)</h3>' % (
             escape(v.id), escape(v.title), _year(v)))
         page.add('<div class="scroll"><table class="conclusions"><thead><tr><th>the paper '
