@@ -338,3 +338,23 @@ def test_replication_report_in_chromium(two_stored_runs, tmp_path):
             assert b.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         assert b.evaluate("document.querySelectorAll('#summary ~ div table.conclusions')"
                           ".length") >= 5
+
+
+def test_replicate_runs_the_studies_suite_stores_it_and_writes_the_report(tmp_path):
+    """The whole path at smoke size (about 20 s): one run of the 'studies' suite."""
+    from clirun import osmeter
+    db, out = tmp_path / "runs.sqlite", tmp_path / "replication.html"
+    r = osmeter("replicate", "--smoke", "--runs", "1", "--quiet", "--label", "today", "-o", out,
+                db=db, check=0, timeout=900)
+    assert "What still holds after 20–36 years (today)" in r.stdout
+    page = out.read_text()
+    assert all('id="study-%s"' % sid in page for sid in studies.IDS)
+    listed = osmeter("runs", db=db, check=0).stdout
+    assert "today" in listed
+    from osmeter.store import Store
+    store = Store(str(db))
+    run = store.load_run("today")
+    store.close()
+    from osmeter.catalog import Catalog
+    assert run.suite == "studies"
+    assert {r.bench for r in run.results} == set(Catalog().suite("studies"))

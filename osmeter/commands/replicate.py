@@ -43,6 +43,10 @@ def register(subparsers) -> None:
     s.add_argument("--label", help="name today's run (default replicate-YYYYMMDD-HHMM)")
     s.add_argument("-o", "--output", default=OUTPUT, metavar="FILE",
                    help="HTML file to write (default %(default)s)")
+    s.add_argument("--dir", action="append", default=[], metavar="PATH",
+                   help="directory for file-system benchmarks, as for osmeter run (twice, "
+                   "a local and a network one: Ousterhout's remote penalty, Lai & Baker "
+                   "§10)")
     s.add_argument("--smoke", action="store_true", help="smallest sizes (checks that it "
                    "works; the verdicts then mostly read 'not judged')")
     s.add_argument("--quiet", action="store_true", help="no progress display")
@@ -55,6 +59,7 @@ def _run(args) -> str | None:
     p = argparse.ArgumentParser(prog="osmeter")
     run_command.register(p.add_subparsers())
     argv = ["run", "--suite", "studies", "--runs", str(args.runs), "--label", label]
+    argv += [w for d in args.dir for w in ("--dir", d)]
     run_args = p.parse_args(argv + (["--smoke"] if args.smoke else []) +
                             (["--quiet"] if args.quiet else []))
     run_args.db, run_args.user_command = args.db, None
