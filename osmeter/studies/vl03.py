@@ -213,8 +213,9 @@ def _contention_table(ctx) -> Table:
             ("second reader", "second_reader", "4 (its rate limit)")):
         t.rows.append(Row(label, [paper] + [ctx.value(i, "fs.frag.contention", metric)
                                             for i in range(len(ctx.runs))]))
-    if not ctx.ran("fs.frag.contention"):
-        t.notes.append(ctx.why_not(0, "fs.frag.contention"))
+    for i in range(len(ctx.runs)):
+        if ctx.value(i, "fs.frag.contention", "alone") is None:
+            t.notes.append("%s: %s" % (ctx.names[i], ctx.why_not(i, "fs.frag.contention")))
     return t
 
 
