@@ -12,10 +12,8 @@ are 93.8% (the 95% band needs 6).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
-from .. import compare as cmpmod
 from ..report import replication
 from . import run as run_command
 from .common import fail, load_runs
@@ -80,12 +78,6 @@ def handle(args) -> int:
         named.insert(0, label)
     elif not named:
         named = ["latest"]
-    try:
-        runs, _ = load_runs(named, None, args.db)
-        figures = replication.write(runs, args.output)
-    except cmpmod.CompareError as e:
-        return fail(str(e))
-    except OSError as e:
-        return fail("cannot write the report: %s" % e)
-    print("wrote %s (%d figures)" % (args.output, len(figures)), file=sys.stderr)
-    return 0
+    runs, _ = load_runs(named, None, args.db)
+    reason = replication.write_or_reason(runs, args.output)
+    return fail(reason) if reason else 0

@@ -67,15 +67,9 @@ def handle(args) -> int:
     runs, base = load_runs(named, args.baseline, args.db, args.where)
     if "all" in (args.study or []):
         from ..report import replication
-        try:
-            figures = replication.write(runs, args.output, args.title if args.title != TITLE
-                                      else "osmeter replication")
-        except cmpmod.CompareError as e:
-            return fail(str(e))
-        except OSError as e:
-            return fail("cannot write the report: %s" % e)
-        print("wrote %s (%d figures)" % (args.output, len(figures)), file=sys.stderr)
-        return 0
+        reason = replication.write_or_reason(runs, args.output, args.title if args.title
+                                             != TITLE else "osmeter replication")
+        return fail(reason) if reason else 0
     if args.fleet or len(runs) >= fleetmod.MIN_RUNS or args.by or args.bench:
         return write_fleet(args, runs)
     try:

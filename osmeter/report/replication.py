@@ -7,6 +7,7 @@ decided it and its margin; the papers follow, each laid out by report/study.py.
 """
 from __future__ import annotations
 
+import sys
 from html import escape
 
 from .. import compare as cmpmod
@@ -133,3 +134,16 @@ def write(runs: list, path: str, title: str = "osmeter replication") -> list[str
     names = write_page(path, text, figures, None)
     print("\n".join(summary_lines(views, cmp.runs)))
     return names
+
+
+def write_or_reason(runs: list, path: str, title: str = "osmeter replication") -> str | None:
+    """write(), saying so on stderr; None when written, else the one-line reason (runs
+    that cannot be compared, a file that cannot be written) for the command to fail on."""
+    try:
+        figures = write(runs, path, title)
+    except cmpmod.CompareError as e:
+        return str(e)
+    except OSError as e:
+        return "cannot write the report: %s" % e
+    print("wrote %s (%d figures)" % (path, len(figures)), file=sys.stderr)
+    return None
