@@ -358,3 +358,14 @@ def test_replicate_runs_the_studies_suite_stores_it_and_writes_the_report(tmp_pa
     from osmeter.catalog import Catalog
     assert run.suite == "studies"
     assert {r.bench for r in run.results} == set(Catalog().suite("studies"))
+
+
+def test_lai_baker_restated_peaks_are_recomputed_not_set_aside():
+    lb = studies.get("lb96")
+    assert not any((n.label or "").startswith(("time per word", "equivalent total"))
+                   for n in lb.NOT_COMPARABLE)
+    run = drawn_run(1)
+    t = next(s for s in views(run)["lb96"].sections if getattr(s, "id", "") == "§6 restated")
+    peak = max(r.median for r in run.results if r.bench == "mem.read"
+               and r.metric == "bandwidth")
+    assert t.rows[0].cells[0].text == "13" and t.rows[0].cells[1] == pytest.approx(4e3 / peak)
