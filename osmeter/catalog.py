@@ -22,7 +22,10 @@ SUITES = {
     "vl03": ("von Leitner 2003, 'Benchmarking BSD and Linux' (scalability)", "default"),
     "mg05": ("McGarry 2005, 'Benchmark Comparison of NetBSD 2.0 and FreeBSD 5.3'", "default"),
     "cc06": ("Camacho 2006, 'Benchmarking Unix Operating Systems'", "default"),
+    "studies": ("the five studies' suites together, at their sizes (osmeter replicate)",
+                "default"),
 }
+STUDY_SUITES = ("o90", "lb96", "vl03", "mg05", "cc06")
 DEFAULT_SUITE = "quick"
 
 # The parameter sizes every benchmark declares: the studies' (default), the quick suite's
@@ -51,6 +54,9 @@ class Catalog:
             # Everything that belongs to some suite; cmd.run needs a command and belongs
             # to none.
             return [b["id"] for b in self.benches if b["suites"]]
+        if name == "studies":
+            return [b["id"] for b in self.benches
+                    if any(s in b["suites"] for s in STUDY_SUITES)]
         return [b["id"] for b in self.benches if name in b["suites"]]
 
     def select(self, patterns: list[str]) -> list[str]:

@@ -12,7 +12,8 @@ import sys
 from . import __version__, coreproc, exchange, selection, text, user_command
 from .catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, history,
-                       list_benchmarks, noise, report, run, runs, serve, show, sysinfo)
+                       list_benchmarks, noise, replicate, report, run, runs, serve, show,
+                       sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail
 from .store import StoreError, default_location
 
@@ -21,7 +22,7 @@ OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
-            noise, report, fleet, history, serve)
+            noise, report, replicate, fleet, history, serve)
 
 
 class Parser(argparse.ArgumentParser):

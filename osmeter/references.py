@@ -82,6 +82,22 @@ def num(v) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+class Printed(float):
+    """A published number that formats as the paper printed it (544.7, not 545; 0.9, not
+    0.900): a float for arithmetic, its printed digits for display (`text`)."""
+
+    def __new__(cls, value):
+        obj = super().__new__(cls, value)
+        text = repr(float(value)) if not isinstance(value, int) else str(value)
+        obj.text = text[:-2] if text.endswith(".0") else text
+        return obj
+
+
+def printed(v):
+    """A published value for a table cell: a number as Printed, anything else as it is."""
+    return Printed(v) if num(v) is not None else v
+
+
 @dataclass(frozen=True)
 class Published:
     """One published number (or, for a [[graph]], one published curve verdict)."""
@@ -163,6 +179,39 @@ class RefValue:
     mips_relative: float | None = None  # as printed (O90)
     remote: bool | None = None          # a remote (True) / local (False) configuration
     note: str = ""                      # what to know when reading it
+    stands_for: str = ""                # a stand-in: what of the paper's our metric stands for
+
+    @property
+    def mapping(self) -> str:
+        """What the pairing is: "like for like" (the same quantity, the same method),
+        "related" (the same quantity by another method; the note says the difference) or
+        "stand-in" (another quantity in place of the paper's; stands_for says which)."""
+        return "stand-in" if self.stands_for else "related" if self.related else \
+            "like for like"
+
+    def mapping_words(self) -> str:
+        """The mapping in a sentence: its kind, the difference or what it stands for, and
+        the size it was set against."""
+        words = self.mapping
+        if self.stands_for:
+            words += " for " + self.stands_for
+        size = self.size_words()
+        parts = [p for p in (self.note, size and "set against " + size) if p]
+        return words + (": " + "; ".join(parts) if parts else "")
+
+    def size_words(self) -> str:
+        """The size of ours a number was set against: '10 KB', 'the peak', ''."""
+        if self.x is None:
+            return ""
+        if self.x == "peak":
+            return "the peak over the sweep"
+        if self.x == "largest":
+            return "the largest size of the sweep"
+        x = float(self.x)
+        for unit, f in (("MB", 1 << 20), ("KB", 1 << 10)):
+            if x >= f and x % f == 0:
+                return "%g %s" % (x / f, unit)
+        return "%g bytes" % x
 
 
 @dataclass

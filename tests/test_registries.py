@@ -52,7 +52,7 @@ def test_the_cli_offers_the_registered_formats():
 def test_readme_and_cli_name_the_studies():
     for m in re.finditer(r"--study ([a-z0-9|]+)\]", README):
         assert tuple(m.group(1).split("|")) == studies.IDS
-    assert tuple(_choices("report", "--study")) == studies.IDS
+    assert tuple(_choices("report", "--study")) == (*studies.IDS, "all")
     assert tuple(_choices("compare", "--study")) == studies.IDS
 
 

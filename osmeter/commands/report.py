@@ -30,9 +30,11 @@ def register(subparsers) -> None:
                    "(needs rsvg-convert)")
     s.add_argument("--references", action="store_true", help="add the seed studies' "
                    "published numbers and Ousterhout's MIPS-relative tables")
-    s.add_argument("--study", action="append", choices=studies.IDS, metavar="ID",
+    s.add_argument("--study", action="append", choices=[*studies.IDS, "all"], metavar="ID",
                    help="add a study laid out in the paper's order with the runs beside it "
-                   "(%s; repeatable)" % ", ".join(studies.IDS))
+                   "(%s; repeatable); all: the replication report of all five, a summary "
+                   "of what still holds first (as osmeter replicate --no-run)"
+                   % ", ".join(studies.IDS))
     s.add_argument("--title", default=TITLE, help="page title")
     s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
                    "in every plot, outliers named) for fewer than %d runs too; it is the "
@@ -63,6 +65,11 @@ def handle(args) -> int:
         return fail("--png goes with --figures DIR")
     named = args.runs or ([] if args.where else ["latest"])
     runs, base = load_runs(named, args.baseline, args.db, args.where)
+    if "all" in (args.study or []):
+        from ..report import replication
+        reason = replication.write_or_reason(runs, args.output, args.title if args.title
+                                             != TITLE else "osmeter replication")
+        return fail(reason) if reason else 0
     if args.fleet or len(runs) >= fleetmod.MIN_RUNS or args.by or args.bench:
         return write_fleet(args, runs)
     try:

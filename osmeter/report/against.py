@@ -26,6 +26,8 @@ def _published(r) -> str:
 
 
 def _quantity(r) -> str:
+    if r.stands_for:
+        return "%s (stand-in: %s for %s)" % (r.quantity, r.bench, r.stands_for)
     return r.quantity + (" (related: %s)" % r.bench if r.related else "")
 
 
@@ -156,7 +158,8 @@ def to_dict(cmp) -> dict:
             "system": rr.ref.system, "machine": rr.ref.machine, "bench": rr.ref.bench,
             "metric": rr.ref.metric, "x": rr.ref.x, "quantity": rr.ref.quantity,
             "published": rr.ref.value, "unit": rr.ref.unit, "qualifier": rr.ref.qualifier,
-            "related": rr.ref.related, "remote": rr.ref.remote, "note": rr.ref.note,
+            "related": rr.ref.related, "mapping": rr.ref.mapping,
+            "stands_for": rr.ref.stands_for or None, "remote": rr.ref.remote, "note": rr.ref.note,
             "measured": rr.ours, "speedup": rr.speedups,
             "why_not": [{"run": i, "kind": w, "detail": d} if w else None
                         for i, w, d in zip(ids, rr.why, rr.detail)]}
@@ -200,7 +203,8 @@ def html(page, cmp) -> None:
     page.add('<h2 id="studies">Against the studies</h2>')
     page.add('<p class="note">Published numbers from the seed studies next to these runs; '
              'speed-up &gt; 1 = this machine is faster. "related" rows are the same quantity '
-             'measured another way or by an unnamed tool. Each study in the paper\'s order: '
+             'measured another way or by an unnamed tool; a "stand-in" is another quantity '
+             'in place of the paper\'s. Each study in the paper\'s order: '
              '<code>osmeter report RUN --study o90</code> (lb96, vl03, mg05, cc06).</p>')
     rows = []
     by_study: dict[str, list] = {}

@@ -9,14 +9,29 @@ from html import escape
 
 from . import svg
 from .grid import align as _align, markdown_table as _md_table
+from .. import references as refs
 from ..numbers import number as fmt
 
 VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
 
 
+def band_words(f) -> str:
+    """A sweep figure's caption: the interval level its results really have (a
+    3-repetition interval is 75%, not 95%)."""
+    levels = sorted({lv for s in f.series for lv in (s.levels or [])})
+    if not levels:
+        banded = any(p[2] is not None for s in f.series for p in s.points if len(p) > 2)
+        return "median with interval band (level not recorded)" if banded else \
+            "median (no interval: too few repetitions)"
+    words = "/".join("%g%%" % (100 * lv if lv <= 1 else lv) for lv in levels)
+    return "median with %s interval band" % words
+
+
 def _cell(v) -> str:
     if v is None:
         return "—"
+    if isinstance(v, refs.Printed):
+        return v.text                       # the paper's number, as it printed it
     return fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
 
@@ -57,6 +72,10 @@ def text(view, markdown: bool = False) -> str:
     for c in view.conclusions:
         out.append("- %s (%s)" % (c.claim, c.source))
         out.append("  %s: %s" % (c.verdict.upper(), c.evidence))
+        if c.rule:
+            out.append("  rule: " + c.rule)
+        if c.margin:
+            out.append("  margin: " + c.margin)
     return "\n".join(out) + "\n"
 
 
@@ -102,7 +121,7 @@ def _figure_svg(f) -> str | None:
                                  "every operation of every repetition; dashed: fitted curve")
     return svg.line_chart(f.title, f.x_label, f.y_label,
                           [(s.run, s.name, s.points) for s in f.series],
-                          "median with 95% interval band")
+                          band_words(f))
 
 
 def html(view, page) -> None:
@@ -140,12 +159,15 @@ def html(view, page) -> None:
             "<li>%s</li>" % escape(m) for m in view.missing))
     page.add('<h3 id="%s-conclusions">Conclusions, with today\'s verdict</h3>' % sid)
     rows = ['<tr><td class="wrap">%s</td><td>%s</td><td class="%s">%s</td>'
-            '<td class="wrap">%s</td></tr>' % (
+            '<td class="wrap">%s%s%s</td></tr>' % (
                 escape(c.claim), escape(c.source), VERDICT_CLASS.get(c.verdict, "unclear"),
-                escape(c.verdict), escape(c.evidence)) for c in view.conclusions]
+                escape(c.verdict), escape(c.evidence),
+                "<br><i>rule:</i> " + escape(c.rule) if c.rule else "",
+                "<br><i>margin:</i> " + escape(c.margin) if c.margin else "")
+            for c in view.conclusions]
     page.add('<div class="scroll"><table class="conclusions"><thead><tr><th>the paper '
-             'concluded</th><th>where</th><th>today</th><th>measured here</th></tr></thead>'
-             '<tbody>%s</tbody></table></div>' % "".join(rows))
+             'concluded</th><th>where</th><th>today</th><th>measured here, the rule and the '
+             'margin</th></tr></thead><tbody>%s</tbody></table></div>' % "".join(rows))
 
 
 def _slug(s: str) -> str:

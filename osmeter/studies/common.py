@@ -2,9 +2,12 @@
 columns, figures with our curves, and the published curve verdicts read as classes."""
 from __future__ import annotations
 
+import random
+
 from .. import curves
 from .. import references as refs
-from .view import Conclusion, Figure, Row, Series, Table, judge, num
+from .view import (BEHAVES_LIKE, BORDERLINE, NOT_JUDGED, NOT_MEASURED, Conclusion, Figure,
+                   Row, Series, Table, disturbed, judge, num)
 
 GROWING = (curves.LOG, curves.LINEAR, curves.WORSE)
 NOT_CONSTANT = "not O(1)"
@@ -125,10 +128,21 @@ def columns_table(ctx, tid: str, title: str, caption: str, systems: list[str],
     t = Table(tid, title, caption, ["", *systems, *ctx.names], [], list(notes))
     for label, cells in rows:
         ref = next((c for c in cells if c is not None), None)
+        if ref is not None:
+            line = mapping_note(label, ref)
+            if line not in t.notes:
+                t.notes.append(line)
         ours = [ours_cell(ctx, i, ref, t.notes) for i in range(len(ctx.runs))] \
             if ref is not None else [None] * len(ctx.runs)
-        t.rows.append(Row(label, [c.value if c is not None else None for c in cells] + ours))
+        t.rows.append(Row(label, [refs.printed(c.value) if c is not None else None
+                                  for c in cells] + ours))
     return t
+
+
+def mapping_note(label: str, ref) -> str:
+    """What a row's pairing is, in the table's notes: 'label: like for like', 'related:
+    the difference', 'stand-in for what'."""
+    return "%s — %s" % (label, ref.mapping_words())
 
 
 def ours_cell(ctx, i: int, ref, notes: list[str]):
@@ -181,7 +195,9 @@ def figure(ctx, fid: str, title: str, graph: dict | None, bench: str, metric: st
                    if r.x is not None]
             series.append(Series(i, ctx.names[i], pts, None, c.get("class"),
                                  curves.describe(c, first.x_name, first.unit) if c else
-                                 _span(pts, first.x_name, first.unit)))
+                                 _span(pts, first.x_name, first.unit),
+                                 sorted({(r.summary or {}).get("ci_level") for r in res
+                                         if (r.summary or {}).get("ci_level")})))
     fig = Figure(fid, title, caption, bench, metric, kind, x_label, y_label, pub, series)
     if not series:
         fig.missing = "; ".join(sorted({ctx.why_not(i, bench) for i in range(len(ctx.runs))}))
@@ -208,23 +224,140 @@ def graph(report: str, figure_name: str) -> dict:
     return next(g for g in refs.graphs(report) if g["figure"] == figure_name)
 
 
+# A curve whose growth over its range is this close to the classifier's cut between O(1)
+# and growing (curves.MIN_GROWTH, a factor 2) could fall either side of it in another run.
+EDGE = 1.25
+
+
+def _class_check(c: dict, expect: set, others: list = ()):
+    """A curve's class against the classes that reproduce a claim: True/False, or
+    BORDERLINE when the answer is not the curve's own: its growth factor lies within EDGE
+    of the classifier's cut and the other side of the cut would give the other answer,
+    or the curve redrawn from its own repetitions (`others`: those classes) gives it."""
+    ok = c["class"] in expect
+    if any((o in expect) != ok for o in others if o not in (None, curves.INSUFFICIENT)):
+        return BORDERLINE
+    g = c.get("growth")
+    if g and g > 0:
+        g = max(g, 1 / g)
+        if curves.MIN_GROWTH / EDGE <= g <= curves.MIN_GROWTH * EDGE:
+            other = curves.CONSTANT if c["class"] != curves.CONSTANT else curves.LINEAR
+            if (other in expect) != ok:
+                return BORDERLINE
+    return ok
+
+
+def _curves(ctx, bench: str, metric: str):
+    """(run index, its curve, its results) for every run where bench/metric ran."""
+    for i in range(len(ctx.runs)):
+        res = ctx.results(i, bench, metric)
+        if res:
+            yield i, ctx.curve(i, bench, metric) or {}, res
+
+
+RESAMPLES = 12
+
+
+def resampled_classes(res) -> list:
+    """The classes of a curve redrawn from its own repetitions (RESAMPLES draws of as many
+    repetitions, with replacement, fixed seed): the spread of its class, as an interval is
+    the spread of a value.  Empty with fewer than 3 repetitions."""
+    by_rep: dict = {}
+    for r in res:
+        for s in r.samples:
+            x = s.x if s.x is not None else r.x
+            if x is not None:
+                by_rep.setdefault(s.rep, []).append((x, s.value))
+    reps = sorted(by_rep)
+    if len(reps) < 3:
+        return []
+    rng = random.Random(1)
+    out = []
+    for _ in range(RESAMPLES):
+        pts = [p for _ in reps for p in by_rep[rng.choice(reps)]]
+        out.append(curves.classify(pts, detect_bands=False).get("class"))
+    return out
+
+
+CLASS_RULE = ("each curve's growth class from osmeter's classifier (non-constant only where "
+              "the fitted cost at least doubles over the range, beyond the noise); it reads "
+              "borderline where the growth factor is within %g× of that cut, or where "
+              "the curve redrawn from its own repetitions gives the other answer" % EDGE)
+
+
 def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Conclusion:
     """A conclusion about growth classes: checks = [(bench, metric, the classes that
     reproduce it)], judged on every run's curve of each."""
-    ev, outcomes = [], []
+    ev, outcomes, used = [], [], []
     for bench, metric, expect in checks:
-        for i in range(len(ctx.runs)):
-            res = ctx.results(i, bench, metric)
-            if not res:
-                continue
-            c = ctx.curve(i, bench, metric) or {}
+        for i, c, res in _curves(ctx, bench, metric):
+            used += res
             if c.get("class") in (None, curves.INSUFFICIENT):
                 ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
                 outcomes.append(None)
             else:
                 ev.append("%s %s: %s" % (ctx.names[i], bench,
                                          curves.describe(c, res[0].x_name, res[0].unit)))
-                outcomes.append(c["class"] in expect)
+                outcomes.append(_class_check(c, expect, resampled_classes(res)))
     benches = ", ".join(sorted({b for b, _, _ in checks}))
-    return Conclusion(claim, source, judge(outcomes), "; ".join(ev) if ev else
+    rule = "%s; reproduced where every curve is %s" % (CLASS_RULE, " / ".join(
+        "%s: %s" % (b, " or ".join(sorted(e))) for b, _, e in checks))
+    return Conclusion(claim, source, judge(outcomes), ("; ".join(ev) if ev else
                       "needs %s (osmeter run --suite %s)" % (benches, suite))
+                      + disturbed_note(used), rule, _growths(ctx, checks))
+
+
+def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
+                   suite: str) -> Conclusion:
+    """A two-system contrast ("O(1) on NetBSD, O(n) on FreeBSD"): today's system is not
+    'reproduced' by matching one side; the verdict names the side it behaves like.
+    checks = [(bench, metric)]; sides = {system: the classes it showed}."""
+    ev, found, used = [], [], []
+    for bench, metric in checks:
+        for i, c, res in _curves(ctx, bench, metric):
+            used += res
+            cls = c.get("class")
+            if cls in (None, curves.INSUFFICIENT):
+                ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
+                found.append(None)
+                continue
+            ev.append("%s %s: %s" % (ctx.names[i], bench,
+                                     curves.describe(c, res[0].x_name, res[0].unit)))
+            others = resampled_classes(res)
+            like = [s for s, classes in sides.items()
+                    if _class_check(c, classes, others) is True]
+            edge = any(_class_check(c, classes, others) == BORDERLINE
+                       for classes in sides.values())
+            found.append(BORDERLINE if edge else like[0] if len(like) == 1 else
+                         "neither (%s)" % cls if not like else None)
+    rule = "%s; the side whose class today's curve shows: %s" % (CLASS_RULE, "; ".join(
+        "%s %s" % (s, " or ".join(sorted(c))) for s, c in sides.items()))
+    if not found:
+        verdict = NOT_MEASURED
+    elif None in found:
+        verdict = NOT_JUDGED
+    elif BORDERLINE in found or len(set(found)) > 1:
+        verdict = BORDERLINE
+    else:
+        verdict = "%s %s" % (BEHAVES_LIKE, found[0])
+    benches = ", ".join(sorted({b for b, _ in checks}))
+    return Conclusion(claim, source, verdict, ("; ".join(ev) if ev else
+                      "needs %s (osmeter run --suite %s)" % (benches, suite))
+                      + disturbed_note(used), rule,
+                      _growths(ctx, [(b, m, ()) for b, m in checks]))
+
+
+def _growths(ctx, checks) -> str:
+    out = []
+    for bench, metric, _ in checks:
+        for i, c, _res in _curves(ctx, bench, metric):
+            if c.get("growth"):
+                out.append("%s %s grows %s× over its range (cut: %g×)" % (
+                    ctx.names[i], bench, num(c["growth"]), curves.MIN_GROWTH))
+    return "; ".join(out)
+
+
+def disturbed_note(results) -> str:
+    """A sentence naming the results a verdict rests on that their run flagged disturbed."""
+    d = disturbed(results)
+    return " [rests on results the run flagged disturbed: %s]" % ", ".join(d) if d else ""

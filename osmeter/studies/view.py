@@ -10,26 +10,77 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import matching
+from .. import flags, matching
 from .. import references as refs
 from .. import significance as sig
 from ..numbers import number as num   # one number formatter for text and tables
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+BORDERLINE = "borderline"      # the threshold lies within the measurement's own interval
 NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
 NOT_MEASURED = "not measured"  # what it needs did not run
+BEHAVES_LIKE = "behaves like"  # a two-system contrast: the side today's system is on
 
 
 def judge(outcomes: list) -> str:
-    """A conclusion's verdict from its checks: True (holds here), False (does not), None
-    (ran, but too few sizes or repetitions to tell); no checks: nothing it needs ran.
-    "Reproduced" needs every check to hold: with significance tests as checks this is an
-    intersection-union test, whose error stays at the tests' alpha."""
+    """A conclusion's verdict from its checks: True (holds here), False (does not),
+    BORDERLINE (the threshold lies within the result's interval), None (ran, but too few
+    sizes or repetitions to tell); no checks: nothing it needs ran.  "Reproduced" needs
+    every check to hold: with significance tests as checks this is an intersection-union
+    test, whose error stays at the tests' alpha.  One check that clearly fails decides
+    "not reproduced"; otherwise one that cannot tell, then one on the edge, holds it back."""
     if not outcomes:
         return NOT_MEASURED
     if any(o is False for o in outcomes):
         return NOT_REPRODUCED
-    return NOT_JUDGED if any(o is None for o in outcomes) else REPRODUCED
+    if any(o is None for o in outcomes):
+        return NOT_JUDGED
+    return BORDERLINE if any(o == BORDERLINE for o in outcomes) else REPRODUCED
+
+
+def against(value: float, lo, hi, threshold: float, holds_below: bool,
+            unit: str = "", slack: float = 1.0) -> tuple:
+    """A measurement against a claim's threshold: (outcome, margin in words).  The claim
+    holds below the threshold (holds_below) or above it.  The outcome is BORDERLINE when
+    the threshold lies within the measurement's interval [lo, hi] (None: the median alone),
+    widened by `slack` (a factor: a stand-in right only to within it), so that a verdict
+    never turns on a difference the measurement cannot resolve."""
+    lo = value if lo is None else min(lo, value)
+    hi = value if hi is None else max(hi, value)
+    lo, hi = lo / slack, hi * slack
+    if lo <= threshold <= hi:
+        outcome = BORDERLINE
+    else:
+        outcome = (hi < threshold) if holds_below else (lo > threshold)
+    pct = 100.0 * (value - threshold) / threshold if threshold else 0.0
+    margin = "%s%s vs %s %s: %s%% %s the threshold%s" % (
+        num(value), (unit if unit.startswith("×") else " " + unit) if unit else "", "<" if holds_below else ">", num(threshold),
+        num(abs(pct)), "above" if pct >= 0 else "below",
+        "; interval %s-%s%s" % (num(lo), num(hi), " (× %s slack)" % num(slack)
+                                if slack != 1.0 else "") if (lo, hi) != (value, value) else "")
+    return outcome, margin
+
+
+def interval(result) -> tuple:
+    """A result's interval (lo, hi) and its level, or (None, None, None)."""
+    s = (result.summary or {}) if result is not None else {}
+    return s.get("ci_low"), s.get("ci_high"), s.get("ci_level")
+
+
+def ratio_interval(a, b) -> tuple:
+    """The interval of a/b from the intervals of a and b: [a_lo/b_hi, a_hi/b_lo] -- at
+    least the level of the lower of the two (both hold with that probability or more)."""
+    alo, ahi, _ = interval(a)
+    blo, bhi, _ = interval(b)
+    if None in (alo, ahi, blo, bhi) or blo <= 0 or bhi <= 0:
+        return None, None
+    return alo / bhi, ahi / blo
+
+
+def disturbed(results) -> list[str]:
+    """The results among these that their run flagged disturbed, as 'bench metric'."""
+    return sorted({"%s %s" % (r.bench, r.metric) for r in results if r is not None
+                   and flags.DISTURBED in flags.kinds(r)})
 
 
 def significant(v) -> bool | None:
@@ -66,6 +117,7 @@ class Series:
     fit: list | None = None
     cls: str | None = None
     description: str = ""
+    levels: list = field(default_factory=list)   # the interval levels of its points
 
 
 @dataclass
@@ -88,8 +140,11 @@ class Figure:
 class Conclusion:
     claim: str             # what the paper concluded, in its words where possible
     source: str            # where it says so
-    verdict: str           # reproduced | not reproduced | not measured
+    verdict: str           # reproduced | not reproduced | borderline | behaves like X |
+    #                        not judged | not measured
     evidence: str          # today's numbers, and why
+    rule: str = ""         # what decides the verdict: the threshold or the classes
+    margin: str = ""       # how far today's measurement is from the threshold
 
 
 @dataclass

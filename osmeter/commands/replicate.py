@@ -1,0 +1,83 @@
+"""`osmeter replicate`: run what the five studies need, at their sizes, and write one
+report of all five papers with a summary of what still holds; `--no-run` writes it from
+stored runs (as `osmeter report --study all` does).
+
+The run is `osmeter run --suite studies --runs N`: every benchmark of the o90, lb96,
+vl03, mg05 and cc06 suites, once each, at the studies' sizes (the default preset).  Five
+repetitions by default: the comparison's rank test decides a difference from 5
+repetitions a side (with 3 it cannot go below p = 0.1, so "static vs dynamic" and the
+other significance checks could only read "not judged"), and intervals of 5 repetitions
+are 93.8% (the 95% band needs 6).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from ..report import replication
+from . import run as run_command
+from .common import fail, load_runs
+
+REPETITIONS = 5
+OUTPUT = "replication.html"
+
+
+def register(subparsers) -> None:
+    s = subparsers.add_parser(
+        "replicate", help="run the five studies' suites and write one report of all five "
+        "papers, with what still holds",
+        description="Run every benchmark the five seed studies need, at their sizes, store "
+                    "the run, and write one HTML report: a summary of each paper's "
+                    "conclusions with today's verdict first, then each paper's tables and "
+                    "figures with this machine beside the published systems.  The terminal "
+                    "prints the summary.")
+    s.add_argument("--runs", type=int, default=REPETITIONS, help="repetitions of each "
+                   "benchmark (default %(default)s: what the verdicts' tests need to decide)")
+    s.add_argument("--with", dest="others", action="append", default=[], metavar="RUN",
+                   help="another stored run to set beside (a NetBSD run, an older run; "
+                   "repeatable)")
+    s.add_argument("--no-run", action="store_true", help="run nothing: the report of the "
+                   "latest run (or those named with --with)")
+    s.add_argument("--label", help="name today's run (default replicate-YYYYMMDD-HHMM)")
+    s.add_argument("-o", "--output", default=OUTPUT, metavar="FILE",
+                   help="HTML file to write (default %(default)s)")
+    s.add_argument("--dir", action="append", default=[], metavar="PATH",
+                   help="directory for file-system benchmarks, as for osmeter run (twice, "
+                   "a local and a network one: Ousterhout's remote penalty, Lai & Baker "
+                   "§10)")
+    s.add_argument("--smoke", action="store_true", help="smallest sizes (checks that it "
+                   "works; the verdicts then mostly read 'not judged')")
+    s.add_argument("--quiet", action="store_true", help="no progress display")
+    s.set_defaults(func=handle)
+
+
+def _run(args) -> str | None:
+    """Run the studies' suite through `osmeter run`; the label of the stored run."""
+    label = args.label or time.strftime("replicate-%Y%m%d-%H%M")
+    p = argparse.ArgumentParser(prog="osmeter")
+    run_command.register(p.add_subparsers())
+    argv = ["run", "--suite", "studies", "--runs", str(args.runs), "--label", label]
+    argv += [w for d in args.dir for w in ("--dir", d)]
+    run_args = p.parse_args(argv + (["--smoke"] if args.smoke else []) +
+                            (["--quiet"] if args.quiet else []))
+    run_args.db, run_args.user_command = args.db, None
+    rc = run_command.handle(run_args)
+    # 1: stored, with some results failed -- the views say which and why.
+    return label if rc in (0, 1) else None
+
+
+def handle(args) -> int:
+    if args.runs < 1:
+        return fail("--runs must be at least 1")
+    named = list(args.others)
+    if not args.no_run:
+        label = _run(args)
+        if label is None:
+            return fail("the studies' run did not complete; nothing written (osmeter runs "
+                        "lists what was stored)")
+        named.insert(0, label)
+    elif not named:
+        named = ["latest"]
+    runs, _ = load_runs(named, None, args.db)
+    reason = replication.write_or_reason(runs, args.output)
+    return fail(reason) if reason else 0
