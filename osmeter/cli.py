@@ -9,7 +9,7 @@ import argparse
 import errno
 import sys
 
-from . import __version__, coreproc, exchange, selection, text, user_command
+from . import __version__, coreproc, exchange, selection, text, user_command, writes
 from .catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, list_benchmarks, noise,
                        report, run, runs, serve, show, sysinfo)
@@ -54,10 +54,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.user_command = command_words
     if not getattr(args, "func", None):
-        parser.print_help()
+        parser.print_usage(sys.stderr)
+        print("osmeter: error: name a command (osmeter --help lists them)", file=sys.stderr)
         return 2
+    stdout = sys.stdout
+    sys.stdout = writes.checked_stdout()    # a full disk behind stdout is an error
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except writes.WriteError as e:
+        return fail(str(e), 1)
     except (UsageError, CatalogError, StoreError, exchange.ExchangeError,
             coreproc.CoreError, selection.SelectionError) as e:
         return fail(str(e))
@@ -72,7 +79,8 @@ def main(argv=None) -> int:
                     % (e.strerror or e), 1)
     except MemoryError:
         return fail("out of memory: a limit of this process or of the system (ulimit -v)", 1)
-
+    finally:
+        sys.stdout = stdout
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from . import exchange
+from . import exchange, writes
 from .model import Run
 from .store import Store, StoreError
 
@@ -46,7 +46,7 @@ def keep(run: Run, why: str, beside: str | None) -> str:
         path = os.path.join(directory, name)
         try:
             exchange.write_run_file(run, path)
-        except exchange.ExchangeError as e:
+        except writes.WriteError as e:
             refused.append(str(e))
             continue
         return "%s; the run is kept in %s ('osmeter import %s' stores it)" % (why, path, path)

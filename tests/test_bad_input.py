@@ -19,8 +19,10 @@ import resource
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import pytest
 
 import fsimages
 from clirun import REPO, osmeter
+from osmeter import writes
 from osmeter.store import Store
 
 BANNER = "benchmark(s) x"       # the one informational line `osmeter run` prints first
@@ -611,3 +614,128 @@ def test_ctrl_c_at_a_random_moment_is_one_line_and_keeps_the_store(db, seed):
     assert integrity_ok(db)
     if p.returncode == 130:
         assert "interrupted" in err
+
+
+# ---- writing: a device is never replaced, every write is checked (issue 31) ---------------
+
+def _char_device(path) -> bool:
+    """A character device like /dev/null (1, 3) made here, or False (not root)."""
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        return False
+    return True
+
+
+def test_write_file_replaces_a_regular_file_and_leaves_nothing_else(tmp_path):
+    target = tmp_path / "out.json"
+    writes.write_file(target, "old\n")
+    writes.write_file(target, "new\n")
+    assert target.read_text() == "new\n" and os.listdir(tmp_path) == ["out.json"]
+    with pytest.raises(writes.WriteError, match="is a directory"):
+        writes.write_file(tmp_path, "x")
+    with pytest.raises(writes.WriteError, match="No such file or directory"):
+        writes.write_file(tmp_path / "missing" / "out.json", "x")
+
+
+def test_write_file_writes_through_a_symlink_and_keeps_it(tmp_path):
+    (tmp_path / "target.json").write_text("old")
+    (tmp_path / "link").symlink_to("target.json")
+    writes.write_file(tmp_path / "link", "new")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "target.json").read_text() == "new"
+    (tmp_path / "dangling").symlink_to("made.json")
+    writes.write_file(tmp_path / "dangling", "made")
+    assert (tmp_path / "dangling").is_symlink() and (tmp_path / "made.json").read_text() == "made"
+
+
+def test_write_file_writes_into_a_fifo_and_keeps_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    writes.write_file(fifo, "through the pipe\n" * 10000)
+    reader.join(10)
+    assert got == [b"through the pipe\n" * 10000] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_write_file_writes_into_a_device_and_keeps_it(tmp_path):
+    dev = tmp_path / "null"
+    if not _char_device(dev):
+        pytest.skip("making a device node needs root")
+    writes.write_file(dev, "x" * 100000)
+    assert stat.S_ISCHR(os.lstat(dev).st_mode) and os.listdir(tmp_path) == ["null"]
+
+
+def test_write_file_to_dev_full_is_an_error():
+    with pytest.raises(writes.WriteError, match="cannot write /dev/full: No space left"):
+        writes.write_file("/dev/full", "x")
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+
+def writing_commands(target) -> list[list]:
+    """Every command that writes a file the user names, writing it to target."""
+    return [["export", "a", "-o", target],
+            ["export", "a", "b", "--format", "long", "-o", target],
+            ["compare", "a", "b", "-o", target],
+            ["compare", "a", "b", "--fail-on-slower", "1000", "--junit", target],
+            ["report", "a", "b", "-o", target],
+            ["fleet", "a", "b", "-o", target],
+            ["noise", "a", "b", "--name", "n", "-o", target],
+            ["run", "syscall.getpid", "--smoke", "--runs", "1", "--quiet", "--json", target]]
+
+
+def _one_error_line(r, words) -> str:
+    """Exit 1 and, after what the command reports first, one error line with the words."""
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("osmeter: error: ")]
+    assert len(errors) == 1, r.stderr
+    for w in words:
+        assert w in errors[0], (w, errors[0])
+    return errors[0]
+
+
+@pytest.mark.parametrize("index", range(len(writing_commands(""))))
+def test_every_writing_command_writes_into_a_device_and_keeps_it(db, tmp_path, index):
+    dev = tmp_path / "null"
+    if not _char_device(dev):
+        pytest.skip("making a device node needs root")
+    r = osmeter(*writing_commands(dev)[index], db=db, cwd=tmp_path)
+    # 3: the gate could not tell (two smoke runs); it wrote its JUnit file all the same
+    assert r.returncode in (0, 3) and "Traceback" not in r.stderr, r.stderr
+    assert stat.S_ISCHR(os.lstat(dev).st_mode)
+
+
+@pytest.mark.parametrize("index", range(len(writing_commands(""))))
+def test_every_writing_command_to_dev_full_is_an_error(db, tmp_path, index):
+    r = osmeter(*writing_commands("/dev/full")[index], db=db, cwd=tmp_path)
+    line = _one_error_line(r, ["cannot write /dev/full", "No space left on device"])
+    assert "exported" not in r.stderr and "wrote" not in r.stderr, line
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+
+@pytest.mark.root
+def test_every_writing_command_on_a_full_disk_is_an_error_and_leaves_nothing(db, tmp_path):
+    with mounted_or_skip(fsimages.mounted, "tmpfs", size_mb=1) as mnt:
+        fill(mnt)
+        for args in writing_commands(mnt / "out"):
+            r = osmeter(*args, db=db, cwd=tmp_path)
+            _one_error_line(r, ["cannot write %s" % (mnt / "out"), "No space left"])
+            assert os.listdir(mnt) == ["filler"], (args, os.listdir(mnt))
+
+
+@pytest.mark.parametrize("args", [["export", "a"], ["show", "a"], ["runs"],
+                                  ["compare", "a", "b"], ["export", "a", "--format", "bmf"]])
+def test_a_full_standard_output_is_an_error(db, args):
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "osmeter", *args], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    _one_error_line(r, ["cannot write to standard output", "No space left on device"])
+
+
+def test_no_command_is_a_usage_message(tmp_path):
+    r = osmeter(db=tmp_path / "db.sqlite")
+    assert r.returncode == 2 and r.stdout == "" and "usage: osmeter" in r.stderr
+    assert "osmeter: error: name a command" in r.stderr

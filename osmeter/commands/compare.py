@@ -16,6 +16,7 @@ from .. import gate as gatemod
 from .. import noise as noisemod
 from .. import significance as sig
 from .. import studies
+from .. import writes
 from .common import add_where, fail, load_runs
 
 
@@ -121,11 +122,7 @@ def handle(args) -> int:
         from ..display import terminal_width
         text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
     if args.output and args.output != "-":
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            return fail("cannot write %s: %s" % (args.output, e.strerror))
+        writes.write_file(args.output, text)
     else:
         sys.stdout.write(text)
     if gate is None:

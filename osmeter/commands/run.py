@@ -9,7 +9,7 @@ import sys
 
 from .. import compare as cmpmod
 from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, suitefile, text,
-                user_command)
+                user_command, writes)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
@@ -127,7 +127,7 @@ def handle(args) -> int:
         print("osmeter: interrupted; what was measured is stored as an interrupted run "
               "(osmeter runs)", file=sys.stderr)
         return EXIT_INTERRUPTED
-    failed = 0
+    failed = unwritten = 0
     width = display.terminal_width()
     for i, run in enumerate(done):
         print(display.run_header(run, width))
@@ -142,8 +142,13 @@ def handle(args) -> int:
             if len(done) > 1:
                 root, ext = os.path.splitext(args.json)
                 path = "%s-%d%s" % (root, i + 1, ext or ".json")
-            exchange.write_run_file(run, path)
-            print("results file: %s" % path)
+            try:
+                exchange.write_run_file(run, path)
+            except writes.WriteError as e:     # the run itself is stored (or kept)
+                unwritten += 1
+                fail("%s (the results file of --json)" % e, 1)
+            else:
+                print("results file: %s" % path)
     if kept.stored:
         print("stored as run %s in %s" % (", ".join(kept.stored), store.location))
     timing = done[0].environment.get("timing") or {} if done else {}
@@ -157,8 +162,7 @@ def handle(args) -> int:
         return not_stored(kept, EXIT_NOT_STORED)
     if failed:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failed or unwritten else 0
 
 
 def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
@@ -191,7 +195,7 @@ def write_report(runs, path: str) -> None:
     """The HTML report of the runs just made (several variants are compared)."""
     try:
         report.write(runs, path)
-    except (cmpmod.CompareError, OSError) as e:
+    except (cmpmod.CompareError, OSError, writes.WriteError) as e:
         raise UsageError("results stored, but the report could not be written: %s" % e)
     print("report: %s" % os.path.abspath(path))
 
