@@ -13,7 +13,7 @@ from . import __version__, coreproc, exchange, selection, text, user_command, wr
 from .catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, list_benchmarks, noise,
                        report, run, runs, serve, show, sysinfo)
-from .commands.common import EXIT_INTERRUPTED, UsageError, fail
+from .commands.common import EXIT_INTERRUPTED, UsageError, fail, printable
 from .store import StoreError, default_location
 
 # Running out of file descriptors, processes or memory is the environment's doing, not a bug.
@@ -29,7 +29,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, "osmeter: error: %s; see %s --help\n"
-                  % (text.shown(message), self.prog))
+                  % (printable(message), self.prog))
 
 
 def make_parser() -> argparse.ArgumentParser:

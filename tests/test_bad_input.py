@@ -739,3 +739,117 @@ def test_no_command_is_a_usage_message(tmp_path):
     r = osmeter(db=tmp_path / "db.sqlite")
     assert r.returncode == 2 and r.stdout == "" and "usage: osmeter" in r.stderr
     assert "osmeter: error: name a command" in r.stderr
+
+
+# ---- SIGTERM while the run waits to be stored; a hang-up under nohup (issue 31) -----------
+
+def _measuring_done(pid: int, bench: str, timeout: float = 60.0) -> None:
+    """Wait until the core process that measured bench is gone (the run finalises and
+    stores now)."""
+    children = "/proc/%d/task/%d/children" % (pid, pid)
+    seen, t0 = False, time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with open(children) as f:
+            kids = f.read().split()
+        busy = False
+        for kid in kids:
+            with contextlib.suppress(OSError):
+                with open("/proc/%s/cmdline" % kid, "rb") as f:
+                    busy = busy or f.read().split(b"\0")[1:3] == [b"run", bench.encode()]
+        seen = seen or busy
+        if not busy and (seen or time.monotonic() - t0 > 10):    # or too quick to see
+            return
+        time.sleep(0.002)
+    raise AssertionError("the run did not finish measuring within %g s" % timeout)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
+def test_sigterm_while_the_run_waits_for_the_store_keeps_it_as_a_file(db, tmp_path):
+    before = ids(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid", "--smoke",
+                          "--runs", "1", "--quiet"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        assert BANNER in p.stderr.readline()    # it found the store writable: now it runs
+        holder.execute("BEGIN IMMEDIATE")       # and another writer takes the store
+        _measuring_done(p.pid, "syscall.getpid")
+        time.sleep(1.0)                         # in the wait for the write lock
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert "Traceback" not in err and p.returncode == 130, (p.returncode, err)
+    assert took < 5, "SIGTERM took %.1f s to end the wait for the store" % took
+    assert "stored as" not in err, err
+    line = refused(subprocess.CompletedProcess([], 130, out, "\n".join(
+        x for x in err.splitlines() if x != "osmeter: interrupted")), code=130,
+        words=["terminated (SIGTERM) before run", "kept in %s" % tmp_path])
+    kept = _kept_file(line)
+    assert ids(db) == before and integrity_ok(db)
+    osmeter("import", kept, db=db, check=0)
+    run_id = json.loads(kept.read_text())["run"]["id"]
+    assert ids(db) == before + [run_id]
+
+
+def test_a_hang_up_under_nohup_does_not_stop_the_run(db):
+    before = ids(db)
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
+                          "ctx.pipe_ring", "--smoke", "--runs", "3", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        assert BANNER in p.stderr.readline()
+        time.sleep(0.3)
+        p.send_signal(signal.SIGHUP)
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0 and "interrupted" not in err, (p.returncode, err)
+    after = ids(db)
+    assert len(after) == len(before) + 1
+    with Store(db, readonly=True) as store:
+        assert store.load_run(after[-1]).status == "complete"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sigterm_at_a_random_moment_never_loses_the_run(db, tmp_path, seed):
+    """SIGTERM at a moment drawn with a fixed seed from the first 1.5 s: stopped (exit
+    130) with what was measured stored or kept, or finished; never a traceback, never
+    'stored' for a run that is not, the store intact."""
+    rng = random.Random(seed)
+    before = ids(db)
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
+                          "ctx.pipe_ring", "--smoke", "--runs", "3", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=tmp_path)
+    try:
+        assert BANNER in p.stderr.readline()
+        time.sleep(rng.uniform(0.0, 1.5))
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert "Traceback" not in err and p.returncode in (0, 130), (p.returncode, err)
+    after = ids(db)
+    assert after[:len(before)] == before and len(after) <= len(before) + 1
+    assert integrity_ok(db)
+    new = after[len(before):]
+    if "stored as run" in err:
+        assert new and new[0] in err
+    if p.returncode == 130 and not new:
+        assert "nothing stored" in err or "kept in" in err, err

@@ -9,6 +9,7 @@ Exit codes (documented in README and docs/ci.md for CI):
 """
 from __future__ import annotations
 
+import math
 import sys
 
 from .. import compare as cmpmod
@@ -69,10 +70,13 @@ def register(subparsers) -> None:
 def check_options(args) -> str | None:
     if not 0 < args.alpha < 0.5:
         return "--alpha must be between 0 and 0.5"
-    if args.min_effect < 0:
-        return "--min-effect must not be negative"
-    if args.fail_on_slower is not None and args.fail_on_slower < 0:
-        return "--fail-on-slower must not be negative"
+    # NaN compares false with everything: ask for what is wanted, not against what is not
+    if not (math.isfinite(args.min_effect) and args.min_effect >= 0):
+        return "--min-effect must be a percentage of 0 or more (got %s)" % args.min_effect
+    if args.fail_on_slower is not None and not (math.isfinite(args.fail_on_slower) and
+                                                args.fail_on_slower >= 0):
+        return "--fail-on-slower must be a percentage of 0 or more (got %s)" \
+            % args.fail_on_slower
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:

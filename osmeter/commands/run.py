@@ -124,8 +124,12 @@ def handle(args) -> int:
         if kept.problems:
             print("osmeter: interrupted", file=sys.stderr)
             return not_stored(kept, EXIT_INTERRUPTED)
-        print("osmeter: interrupted; what was measured is stored as an interrupted run "
-              "(osmeter runs)", file=sys.stderr)
+        if kept.stored:
+            print("osmeter: interrupted; what was measured is stored as run %s "
+                  "(osmeter runs)" % ", ".join(kept.stored), file=sys.stderr)
+        else:
+            print("osmeter: interrupted before anything was measured; nothing stored",
+                  file=sys.stderr)
         return EXIT_INTERRUPTED
     failed = unwritten = 0
     width = display.terminal_width()
@@ -178,7 +182,7 @@ def check_adaptive(args, runs: int) -> None:
         if args.max_runs is not None:
             raise UsageError("--max-runs needs --until-ci PCT")
         return
-    if not args.until_ci > 0:
+    if not (math.isfinite(args.until_ci) and args.until_ci > 0):
         raise UsageError("--until-ci must be a positive percentage")
     if args.max_runs is None:
         raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
