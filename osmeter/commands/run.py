@@ -16,6 +16,7 @@ from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_
 
 
 EXIT_NOT_STORED = 1     # measured, but the store did not take it (kept in a file)
+MAX_REPETITIONS = 1000  # the results schema's bound on summary.repetitions
 
 
 def register(subparsers) -> None:
@@ -94,8 +95,10 @@ def handle(args) -> int:
     plan.validate(catalog, items, variants)
     runs = args.runs if args.runs is not None else (
         stats.repetitions_for() if args.until_ci else 2 if args.smoke else 5)
-    if runs < 1:
-        raise UsageError("--runs must be at least 1")
+    if not 1 <= runs <= MAX_REPETITIONS:
+        raise UsageError("--runs must be from 1 to %d" % MAX_REPETITIONS)
+    if args.max_runs is not None and args.max_runs > MAX_REPETITIONS:
+        raise UsageError("--max-runs must be at most %d" % MAX_REPETITIONS)
     check_adaptive(args, runs)
     env = {}
     secret_file = getattr(args, "peer_secret_file", None)
