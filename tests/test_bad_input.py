@@ -853,3 +853,65 @@ def test_sigterm_at_a_random_moment_never_loses_the_run(db, tmp_path, seed):
         assert new and new[0] in err
     if p.returncode == 130 and not new:
         assert "nothing stored" in err or "kept in" in err, err
+
+
+# ---- the command lines of issue 31: one line, exit 2, nothing changed ----------------------
+
+HUGE_AGE = "9" * 30 + "d"
+ISSUE_31_LINES = [
+    (["runs", "--where", "since=" + HUGE_AGE], ["an age beyond the calendar"]),
+    (["runs", "--where", "since=999999999d"], ["'since=999999999d': an age beyond"]),
+    (["runs", "--where", "since=%sd" % ("9" * 5000)], ["an age beyond the calendar"]),
+    (["compare", "a", "--baseline", "since=" + HUGE_AGE], ["an age beyond the calendar"]),
+    (["compare", "a", "b", "--fail-on-slower", "nan"], ["--fail-on-slower must be", "nan"]),
+    (["compare", "a", "b", "--fail-on-slower", "inf"], ["--fail-on-slower must be", "inf"]),
+    (["compare", "a", "b", "--fail-on-slower", "-5"], ["--fail-on-slower must be"]),
+    (["compare", "a", "b", "--min-effect", "nan"], ["--min-effect must be", "nan"]),
+    (["compare", "a", "b", "--min-effect=-inf"], ["--min-effect must be"]),
+    (["compare", "a", "b", "--alpha", "nan"], ["--alpha must be"]),
+    (["run", "syscall.getpid", "--until-ci", "inf", "--max-runs", "10"], ["--until-ci"]),
+    (["run", "syscall.getpid", "--runs", "1001"], ["--runs must be from 1 to 1000"]),
+    (["runs", "--where", "["], ["'[' is not a condition"]),
+    (["runs", "--where", "lab\x1b[2Jel=x"], ["lab\\x1b[2Jel=x", "is not a condition"]),
+    (["delete", "--where", "label=a"], ["nothing deleted", "selects 1 run", "add --yes"]),
+    (["delete", "--where", "label=*"], ["nothing deleted", "selects 2 runs", "add --yes"]),
+]
+
+
+@pytest.mark.parametrize("args, words", ISSUE_31_LINES,
+                         ids=["%d" % i for i in range(len(ISSUE_31_LINES))])
+def test_the_command_lines_of_issue_31_are_one_line(db, args, words):
+    before = state(db)
+    line = refused(osmeter(*args, db=db), words=words)
+    assert "\x1b" not in line
+    assert state(db) == before
+
+
+def test_what_finds_nothing_says_so_without_echoing_escapes(db, tmp_path):
+    r = osmeter("runs", "--where", "label=\x1b[31mred", db=db, check=0)
+    assert r.stdout.startswith("no runs matching label=\\x1b[31mred in ") and "\x1b" not in r.stdout
+    r = osmeter("runs", "--where", "label=[", db=db, check=0)
+    assert r.stdout.startswith("no runs matching label=[ in ")
+    empty = tmp_path / "empty.sqlite"
+    refused(osmeter("show", db=empty), words=["no runs stored in %s" % empty])
+    assert osmeter("runs", db=empty, check=0).stdout.startswith("no runs stored in ")
+    assert not empty.exists()
+
+
+@pytest.mark.parametrize("kind", ["/dev/null", "/dev/zero", "fifo", "char device"])
+def test_a_database_path_that_is_not_a_file_is_refused(tmp_path, run_file, kind):
+    if kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    elif kind == "char device":
+        path = tmp_path / "null"
+        if not _char_device(path):
+            pytest.skip("making a device node needs root")
+    else:
+        path = Path(kind)
+    described = "a FIFO" if kind == "fifo" else "a character device"
+    for args in (["runs"], ["show"], ["import", run_file],
+                 ["run", "syscall.getpid", "--smoke", "--runs", "1", "--quiet"]):
+        refused(osmeter("--db", path, *args), words=["database path %s is %s" % (path, described)])
+    if kind != "fifo":
+        assert stat.S_ISCHR(os.lstat(path).st_mode)
