@@ -584,29 +584,37 @@ def test_few_processes(db, tmp_path, count):
 
 # ---- Ctrl-C at random moments --------------------------------------------------------------
 
+@contextlib.contextmanager
+def started_run(db, *args, **kw):
+    """`osmeter run ARGS` in the background, yielded once its banner is out (the store was
+    found writable); killed if it still runs at the end."""
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kw)
+    try:
+        first = p.stderr.readline()
+        assert BANNER in first, first
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_ctrl_c_at_a_random_moment_is_one_line_and_keeps_the_store(db, seed):
     """SIGINT once or twice, at a moment drawn with a fixed seed from the run's first
     1.2 s: stopped or finished, never a traceback; the store intact."""
     rng = random.Random(seed)
     before = ids(db)
-    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
-                          "ctx.pipe_ring", "--smoke", "--runs", "5", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        first = p.stderr.readline()
-        assert BANNER in first, first
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "5",
+                     "--quiet") as p:
         time.sleep(rng.uniform(0.0, 1.2))
         p.send_signal(signal.SIGINT)
         if rng.random() < 0.5:
             time.sleep(rng.uniform(0.0, 0.1))
             p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
     assert "Traceback" not in err, err
     assert p.returncode in (0, 130), (p.returncode, err)
     after = ids(db)
@@ -767,23 +775,17 @@ def _measuring_done(pid: int, bench: str, timeout: float = 60.0) -> None:
 def test_sigterm_while_the_run_waits_for_the_store_keeps_it_as_a_file(db, tmp_path):
     before = ids(db)
     holder = sqlite3.connect(db, isolation_level=None)
-    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid", "--smoke",
-                          "--runs", "1", "--quiet"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
-        assert BANNER in p.stderr.readline()    # it found the store writable: now it runs
-        holder.execute("BEGIN IMMEDIATE")       # and another writer takes the store
-        _measuring_done(p.pid, "syscall.getpid")
-        time.sleep(1.0)                         # in the wait for the write lock
-        t0 = time.monotonic()
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=30)
-        took = time.monotonic() - t0
+        with started_run(db, "syscall.getpid", "--smoke", "--runs", "1", "--quiet",
+                         cwd=tmp_path) as p:
+            holder.execute("BEGIN IMMEDIATE")   # once it runs, another writer takes the store
+            _measuring_done(p.pid, "syscall.getpid")
+            time.sleep(1.0)                     # in the wait for the write lock
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=30)
+            took = time.monotonic() - t0
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
         if holder.in_transaction:
             holder.execute("ROLLBACK")
         holder.close()
@@ -802,20 +804,12 @@ def test_sigterm_while_the_run_waits_for_the_store_keeps_it_as_a_file(db, tmp_pa
 
 def test_a_hang_up_under_nohup_does_not_stop_the_run(db):
     before = ids(db)
-    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
-                          "ctx.pipe_ring", "--smoke", "--runs", "3", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
-    try:
-        assert BANNER in p.stderr.readline()
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "3",
+                     "--quiet",
+                     preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) as p:
         time.sleep(0.3)
         p.send_signal(signal.SIGHUP)
         out, err = p.communicate(timeout=300)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
     assert p.returncode == 0 and "interrupted" not in err, (p.returncode, err)
     after = ids(db)
     assert len(after) == len(before) + 1
@@ -830,20 +824,11 @@ def test_sigterm_at_a_random_moment_never_loses_the_run(db, tmp_path, seed):
     'stored' for a run that is not, the store intact."""
     rng = random.Random(seed)
     before = ids(db)
-    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
-                          "ctx.pipe_ring", "--smoke", "--runs", "3", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         cwd=tmp_path)
-    try:
-        assert BANNER in p.stderr.readline()
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "3",
+                     "--quiet", cwd=tmp_path) as p:
         time.sleep(rng.uniform(0.0, 1.5))
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
     assert "Traceback" not in err and p.returncode in (0, 130), (p.returncode, err)
     after = ids(db)
     assert after[:len(before)] == before and len(after) <= len(before) + 1

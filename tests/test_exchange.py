@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import cli, compare, display, exchange, gate, redact, schema
-from osmeter.formats import formats, junit
+from osmeter import cli, display, exchange, schema
+from osmeter.formats import formats
 from osmeter.model import Result
-from osmeter.report import html, tables
 from osmeter.store import AlreadyStored, Store
+from readers import read_everywhere
 from synth import make_run
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (test extra) is not installed")
@@ -407,34 +407,6 @@ def test_the_interpreter_agrees_with_jsonschema_on_random_documents():
         accepted += ok
         refused += not ok
     assert accepted > 50 and refused > 50      # both sides are exercised
-
-
-def read_everywhere(run, other) -> None:
-    """Every reader of a stored or imported run: store, show, compare, report, export."""
-    import tempfile
-    with tempfile.TemporaryDirectory() as d:
-        store = Store(Path(d) / "db.sqlite")
-        store.save_run(run)
-        back = store.load_run(run.id)
-        store.list_runs()
-        store.close()
-    display.run_header(back)
-    display.results_table(back.results, condense_sweeps=True)
-    display.results_table(back.results, condense_sweeps=False)
-    for runs in ([back], [other, back], [back, other]):
-        try:
-            cmp = compare.compare(runs)
-        except compare.CompareError:
-            continue
-        tables.terminal(cmp, True)
-        tables.markdown(cmp, True)
-        tables.csv_text(cmp)
-        tables.json_text(cmp, True)
-        html.render(cmp, True)
-        junit.render(junit.cases_from_gate(gate.evaluate(cmp, 5), "base"), "gate")
-    for fmt in formats().values():
-        fmt.render([redact.redact(back)])
-        fmt.render([back])
 
 
 def test_every_document_the_check_accepts_is_read_by_every_command():

@@ -14,12 +14,9 @@ examples, how many were accepted, and the seed are printed.
 """
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -27,10 +24,8 @@ hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (test extra) i
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from osmeter import compare, display, exchange, gate, redact, selection  # noqa: E402
-from osmeter.formats import formats, junit  # noqa: E402
-from osmeter.report import html, tables  # noqa: E402
-from osmeter.store import Store  # noqa: E402
+from osmeter import exchange  # noqa: E402
+from readers import read_everywhere  # noqa: E402
 from synth import make_run  # noqa: E402
 
 MAX_EXAMPLES = int(os.environ.get("OSMETER_HYPOTHESIS_EXAMPLES", "150"))
@@ -196,46 +191,6 @@ def documents(draw) -> dict:
             unique.append(r)
     return {"$schema": exchange.schema_id(), "format": "osmeter.run", "schema_version": 1,
             "run": run, "results": unique}
-
-
-# ---- every reader -----------------------------------------------------------------------------
-
-def read_everywhere(run, other) -> None:
-    """Every reader of an imported run: the store and --where since/until, show, runs,
-    compare both ways and against itself, every table and the report, the gate and its
-    JUnit file, every export format (also redacted)."""
-    with tempfile.TemporaryDirectory() as d:
-        with Store(Path(d) / "db.sqlite") as store:
-            store.save_run(run)
-            back = store.load_run(run.id)
-            listed = store.list_runs()
-            for spec in (["since=2026-01-01"], ["until=2026-01-01"], ["since=1000-01-01"],
-                         ["until=9998-12-31"], ["since=7d"], ["since=700000d"]):
-                selection.parse(spec).runs(store)
-    display.run_header(back)
-    display.results_table(back.results, condense_sweeps=True)
-    display.results_table(back.results, condense_sweeps=False)
-    display.full_notes(back.results)
-    display.table([[r["id"], r["label"] or "", r["started"]] for r in listed],
-                  ["id", "label", "started"])
-    twin = copy.deepcopy(back)
-    twin.id = back.id + "-twin"
-    for runs in ([back, other], [other, back], [back, twin]):
-        try:
-            cmp = compare.compare(runs)
-        except compare.CompareError:
-            continue
-        tables.terminal(cmp, True)
-        tables.markdown(cmp, True)
-        tables.csv_text(cmp)
-        tables.json_text(cmp, True)
-        html.render(cmp, True)
-        for pct in (0, 5, 1000):
-            result = gate.evaluate(cmp, pct)
-            junit.render(junit.cases_from_gate(result, "base"), "gate")
-    for fmt in formats().values():
-        fmt.render([back])
-        fmt.render([redact.redact(back)])
 
 
 STATS = {"examples": 0, "accepted": 0}
