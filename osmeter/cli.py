@@ -9,12 +9,12 @@ import argparse
 import errno
 import sys
 
-from . import __version__, coreproc, exchange, selection, text, user_command
+from . import __version__, coreproc, exchange, selection, text, user_command, writes
 from .catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, history,
                        list_benchmarks, noise, replicate, report, run, runs, serve, show,
                        sysinfo)
-from .commands.common import EXIT_INTERRUPTED, UsageError, fail
+from .commands.common import EXIT_INTERRUPTED, UsageError, fail, printable
 from .store import StoreError, default_location
 
 # Running out of file descriptors, processes or memory is the environment's doing, not a bug.
@@ -30,7 +30,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, "osmeter: error: %s; see %s --help\n"
-                  % (text.shown(message), self.prog))
+                  % (printable(message), self.prog))
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -55,10 +55,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.user_command = command_words
     if not getattr(args, "func", None):
-        parser.print_help()
+        parser.print_usage(sys.stderr)
+        print("osmeter: error: name a command (osmeter --help lists them)", file=sys.stderr)
         return 2
+    stdout = sys.stdout
+    sys.stdout = writes.checked_stdout()    # a full disk behind stdout is an error
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except writes.WriteError as e:
+        return fail(str(e), 1)
     except (UsageError, CatalogError, StoreError, exchange.ExchangeError,
             coreproc.CoreError, selection.SelectionError) as e:
         return fail(str(e))
@@ -73,7 +80,8 @@ def main(argv=None) -> int:
                     % (e.strerror or e), 1)
     except MemoryError:
         return fail("out of memory: a limit of this process or of the system (ulimit -v)", 1)
-
+    finally:
+        sys.stdout = stdout
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -419,10 +419,11 @@ def interval_advice(results: list[Result], common=None) -> str:
         parts.append("Intervals of the median: bootstrap (stored by an older osmeter, "
                      "level unknown) unless marked")
     elif common is not None:
-        reps = next(n for n in range(2, 64) if abs(stats.order_statistic_level(n, 1)
-                                                   - common) < 1e-9)
-        parts.append("Intervals of the median: %s%% ([min, max] of %d repetitions) unless "
-                     "marked" % (stats.fmt_percent(common), reps))
+        reps = next((n for n in range(2, 64) if abs(stats.order_statistic_level(n, 1)
+                                                    - common) < 1e-9), None)
+        parts.append("Intervals of the median: %s%% (%s) unless marked"
+                     % (stats.fmt_percent(common), "[min, max] of %d repetitions" % reps
+                        if reps else "as stored"))      # an imported level of its own
         short.discard(reps)
     if short:
         parts.append(", ".join("%d repetition%s %s" % (

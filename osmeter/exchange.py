@@ -17,10 +17,9 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
-from . import schema
+from . import schema, writes
 from .model import EXPORT_FORMAT, SCHEMA_VERSION, Result, Run
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "results.schema.json"
@@ -54,27 +53,8 @@ def run_to_document(run: Run) -> dict:
             "results": [r.to_dict() for r in run.results]}
 
 
-def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """A reader never sees half a file; a failure leaves the old one."""
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".osmeter-", dir=path.parent or ".")
-    except OSError as e:
-        raise ExchangeError("cannot write %s: %s" % (path, e.strerror)) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        raise ExchangeError("cannot write %s: %s" % (path, e.strerror)) from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+# formats/junit.py's name for writes.write_file (atomic only for a regular file).
+write_atomically = writes.write_file
 
 
 def document_text(run: Run) -> str:
@@ -82,7 +62,8 @@ def document_text(run: Run) -> str:
 
 
 def write_run_file(run: Run, path: str | os.PathLike) -> None:
-    write_atomically(path, document_text(run))
+    """writes.WriteError (one line) if it cannot be written completely."""
+    writes.write_file(path, document_text(run))
 
 
 # ---- reading ------------------------------------------------------------------------

@@ -41,6 +41,23 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     On Ctrl-C / SIGTERM / SIGHUP the runs are finalised with what was measured, marked
     'interrupted', stored, and Interrupted is raised to the caller.
     """
+    # A hang-up ignored already (nohup) stays ignored: it must not stop the run.
+    stops = [signal.SIGTERM] + ([signal.SIGHUP] if signal.getsignal(signal.SIGHUP)
+                                != signal.SIG_IGN else [])
+    old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
+    try:
+        runs, scratch_parent = _new_runs(variants, opts)
+    except BaseException:       # stopped before anything was measured
+        for sig, handler in old_stops.items():
+            signal.signal(sig, handler)
+        raise
+    return _measure_and_store(catalog, items, variants, opts, store, runs, scratch_parent,
+                              old_stops)
+
+
+def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
+    """One Run per variant, with what is recorded about the system; the scratch
+    directory's parent."""
     started = dt.datetime.now(dt.timezone.utc)
     build = coreproc.core_version()
     scratch_parent = tempfile.gettempdir()
@@ -66,7 +83,12 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                         suite=opts.suite, smoke=opts.smoke, command=opts.command,
                         osmeter_version=__version__, sysinfo=info,
                         environment=dict(env_before, warnings=list(env_before["warnings"]))))
+    return runs, scratch_parent
 
+
+def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[Variant],
+                       opts: Options, store, runs: list[Run], scratch_parent: str,
+                       old_stops: dict) -> list[Run]:
     # invocations[v][bench] = list of (rep, Invocation, Interference)
     invocations = [defaultdict(list) for _ in variants]
     durations: dict[str, list[float]] = defaultdict(list)
@@ -77,8 +99,6 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     interrupted = False
-    stops = (signal.SIGTERM, signal.SIGHUP)
-    old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
     try:
         todo = items
         for rep in range(rounds):
@@ -106,9 +126,14 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
     finally:
-        for sig, handler in old_stops.items():
-            signal.signal(sig, handler)
+        # Finalising and storing must not be cut short by a second Ctrl-C or hang-up; a
+        # SIGTERM stops a wait for the store, and the run is kept as a file instead
+        # (safekeeping.SafeStore.on_sigterm), or is ignored.
+        quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
+                                                                      signal.SIGHUP)}
+        signal.signal(signal.SIGTERM, getattr(store, "on_sigterm", signal.SIG_IGN))
         progress.finish()
+    originals = {**quiet, **old_stops}
     timing = {"measuring_s": round(progress.elapsed(), 3),
               "first_estimate_s": round(progress.first_eta, 3)
               if progress.first_eta is not None else None,
@@ -119,9 +144,6 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                                                       for d in durations[it.result_id]]}
                         for it in items if durations.get(it.result_id)}}
 
-    # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.
-    old_quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
-                                                                      signal.SIGHUP)}
     try:
         finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env_after = monitor.before_run() if not interrupted else {}
@@ -140,8 +162,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             if store is not None and (run.results or not interrupted):
                 store.save_run(run)
     finally:
-        for sig, handler in old_quiet.items():
+        for sig, handler in originals.items():
             signal.signal(sig, handler)
-    if interrupted:
+    if interrupted or getattr(store, "terminated", False):
         raise Interrupted()
     return runs

@@ -137,11 +137,11 @@ def parse_time(text: str) -> dt.datetime | None:
     """An ISO 8601 time as an aware UTC datetime (no zone = UTC), or None."""
     try:
         t = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=dt.timezone.utc)
+        return t.astimezone(dt.timezone.utc)
+    except (ValueError, OverflowError):     # not a time, or one beyond year 1..9999 in UTC
         return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.timezone.utc)
-    return t.astimezone(dt.timezone.utc)
 
 
 def parse_bound(text: str, key: str, now: dt.datetime | None = None) -> dt.datetime | None:
@@ -151,9 +151,16 @@ def parse_bound(text: str, key: str, now: dt.datetime | None = None) -> dt.datet
     if age:
         unit = {"d": "days", "h": "hours", "m": "minutes"}[age.group(2)]
         now = now or dt.datetime.now(dt.timezone.utc)
-        return now - dt.timedelta(**{unit: int(age.group(1))})
+        try:
+            return now - dt.timedelta(**{unit: int(age.group(1))})
+        except (OverflowError, ValueError):     # before year 1 (or too many digits)
+            raise SelectionError("'%s=%s': an age beyond the calendar (before year 1)"
+                                 % (key, text)) from None
     moment = parse_time(text)
     if moment is not None and key == "until" and re.fullmatch(r"\d{4}-\d{2}-\d{2}",
                                                               text.strip()):
-        moment += dt.timedelta(days=1) - dt.timedelta(microseconds=1)
+        try:
+            moment += dt.timedelta(days=1) - dt.timedelta(microseconds=1)
+        except OverflowError:       # until the last day of year 9999: its end
+            moment = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
     return moment

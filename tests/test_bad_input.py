@@ -19,8 +19,10 @@ import resource
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import pytest
 
 import fsimages
 from clirun import REPO, osmeter
+from osmeter import writes
 from osmeter.store import Store
 
 BANNER = "benchmark(s) x"       # the one informational line `osmeter run` prints first
@@ -581,29 +584,37 @@ def test_few_processes(db, tmp_path, count):
 
 # ---- Ctrl-C at random moments --------------------------------------------------------------
 
+@contextlib.contextmanager
+def started_run(db, *args, **kw):
+    """`osmeter run ARGS` in the background, yielded once its banner is out (the store was
+    found writable); killed if it still runs at the end."""
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **kw)
+    try:
+        first = p.stderr.readline()
+        assert BANNER in first, first
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_ctrl_c_at_a_random_moment_is_one_line_and_keeps_the_store(db, seed):
     """SIGINT once or twice, at a moment drawn with a fixed seed from the run's first
     1.2 s: stopped or finished, never a traceback; the store intact."""
     rng = random.Random(seed)
     before = ids(db)
-    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "osmeter", "run", "syscall.getpid",
-                          "ctx.pipe_ring", "--smoke", "--runs", "5", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        first = p.stderr.readline()
-        assert BANNER in first, first
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "5",
+                     "--quiet") as p:
         time.sleep(rng.uniform(0.0, 1.2))
         p.send_signal(signal.SIGINT)
         if rng.random() < 0.5:
             time.sleep(rng.uniform(0.0, 0.1))
             p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
     assert "Traceback" not in err, err
     assert p.returncode in (0, 130), (p.returncode, err)
     after = ids(db)
@@ -611,3 +622,281 @@ def test_ctrl_c_at_a_random_moment_is_one_line_and_keeps_the_store(db, seed):
     assert integrity_ok(db)
     if p.returncode == 130:
         assert "interrupted" in err
+
+
+# ---- writing: a device is never replaced, every write is checked (issue 31) ---------------
+
+def _char_device(path) -> bool:
+    """A character device like /dev/null (1, 3) made here, or False (not root)."""
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        return False
+    return True
+
+
+def test_write_file_replaces_a_regular_file_and_leaves_nothing_else(tmp_path):
+    target = tmp_path / "out.json"
+    writes.write_file(target, "old\n")
+    writes.write_file(target, "new\n")
+    assert target.read_text() == "new\n" and os.listdir(tmp_path) == ["out.json"]
+    with pytest.raises(writes.WriteError, match="is a directory"):
+        writes.write_file(tmp_path, "x")
+    with pytest.raises(writes.WriteError, match="No such file or directory"):
+        writes.write_file(tmp_path / "missing" / "out.json", "x")
+
+
+def test_write_file_writes_through_a_symlink_and_keeps_it(tmp_path):
+    (tmp_path / "target.json").write_text("old")
+    (tmp_path / "link").symlink_to("target.json")
+    writes.write_file(tmp_path / "link", "new")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "target.json").read_text() == "new"
+    (tmp_path / "dangling").symlink_to("made.json")
+    writes.write_file(tmp_path / "dangling", "made")
+    assert (tmp_path / "dangling").is_symlink() and (tmp_path / "made.json").read_text() == "made"
+
+
+def test_write_file_writes_into_a_fifo_and_keeps_it(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    writes.write_file(fifo, "through the pipe\n" * 10000)
+    reader.join(10)
+    assert got == [b"through the pipe\n" * 10000] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_write_file_writes_into_a_device_and_keeps_it(tmp_path):
+    dev = tmp_path / "null"
+    if not _char_device(dev):
+        pytest.skip("making a device node needs root")
+    writes.write_file(dev, "x" * 100000)
+    assert stat.S_ISCHR(os.lstat(dev).st_mode) and os.listdir(tmp_path) == ["null"]
+
+
+def test_write_file_to_dev_full_is_an_error():
+    with pytest.raises(writes.WriteError, match="cannot write /dev/full: No space left"):
+        writes.write_file("/dev/full", "x")
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+
+def writing_commands(target) -> list[list]:
+    """Every command that writes a file the user names, writing it to target."""
+    return [["export", "a", "-o", target],
+            ["export", "a", "b", "--format", "long", "-o", target],
+            ["compare", "a", "b", "-o", target],
+            ["compare", "a", "b", "--fail-on-slower", "1000", "--junit", target],
+            ["report", "a", "b", "-o", target],
+            ["fleet", "a", "b", "-o", target],
+            ["noise", "a", "b", "--name", "n", "-o", target],
+            ["run", "syscall.getpid", "--smoke", "--runs", "1", "--quiet", "--json", target]]
+
+
+def _one_error_line(r, words) -> str:
+    """Exit 1 and, after what the command reports first, one error line with the words."""
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("osmeter: error: ")]
+    assert len(errors) == 1, r.stderr
+    for w in words:
+        assert w in errors[0], (w, errors[0])
+    return errors[0]
+
+
+@pytest.mark.parametrize("index", range(len(writing_commands(""))))
+def test_every_writing_command_writes_into_a_device_and_keeps_it(db, tmp_path, index):
+    dev = tmp_path / "null"
+    if not _char_device(dev):
+        pytest.skip("making a device node needs root")
+    r = osmeter(*writing_commands(dev)[index], db=db, cwd=tmp_path)
+    # 3: the gate could not tell (two smoke runs); it wrote its JUnit file all the same
+    assert r.returncode in (0, 3) and "Traceback" not in r.stderr, r.stderr
+    assert stat.S_ISCHR(os.lstat(dev).st_mode)
+
+
+@pytest.mark.parametrize("index", range(len(writing_commands(""))))
+def test_every_writing_command_to_dev_full_is_an_error(db, tmp_path, index):
+    r = osmeter(*writing_commands("/dev/full")[index], db=db, cwd=tmp_path)
+    line = _one_error_line(r, ["cannot write /dev/full", "No space left on device"])
+    assert "exported" not in r.stderr and "wrote" not in r.stderr, line
+    assert stat.S_ISCHR(os.lstat("/dev/full").st_mode)
+
+
+@pytest.mark.root
+def test_every_writing_command_on_a_full_disk_is_an_error_and_leaves_nothing(db, tmp_path):
+    with mounted_or_skip(fsimages.mounted, "tmpfs", size_mb=1) as mnt:
+        fill(mnt)
+        for args in writing_commands(mnt / "out"):
+            r = osmeter(*args, db=db, cwd=tmp_path)
+            _one_error_line(r, ["cannot write %s" % (mnt / "out"), "No space left"])
+            assert os.listdir(mnt) == ["filler"], (args, os.listdir(mnt))
+
+
+@pytest.mark.parametrize("args", [["export", "a"], ["show", "a"], ["runs"],
+                                  ["compare", "a", "b"], ["export", "a", "--format", "bmf"]])
+def test_a_full_standard_output_is_an_error(db, args):
+    env = dict(os.environ, OSMETER_DB=str(db), PYTHONPATH=str(REPO))
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "osmeter", *args], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    _one_error_line(r, ["cannot write to standard output", "No space left on device"])
+
+
+def test_no_command_is_a_usage_message(tmp_path):
+    r = osmeter(db=tmp_path / "db.sqlite")
+    assert r.returncode == 2 and r.stdout == "" and "usage: osmeter" in r.stderr
+    assert "osmeter: error: name a command" in r.stderr
+
+
+# ---- SIGTERM while the run waits to be stored; a hang-up under nohup (issue 31) -----------
+
+def _measuring_done(pid: int, bench: str, timeout: float = 60.0) -> None:
+    """Wait until the core process that measured bench is gone (the run finalises and
+    stores now)."""
+    children = "/proc/%d/task/%d/children" % (pid, pid)
+    seen, t0 = False, time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with open(children) as f:
+            kids = f.read().split()
+        busy = False
+        for kid in kids:
+            with contextlib.suppress(OSError):
+                with open("/proc/%s/cmdline" % kid, "rb") as f:
+                    busy = busy or f.read().split(b"\0")[1:3] == [b"run", bench.encode()]
+        seen = seen or busy
+        if not busy and (seen or time.monotonic() - t0 > 10):    # or too quick to see
+            return
+        time.sleep(0.002)
+    raise AssertionError("the run did not finish measuring within %g s" % timeout)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
+def test_sigterm_while_the_run_waits_for_the_store_keeps_it_as_a_file(db, tmp_path):
+    before = ids(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        with started_run(db, "syscall.getpid", "--smoke", "--runs", "1", "--quiet",
+                         cwd=tmp_path) as p:
+            holder.execute("BEGIN IMMEDIATE")   # once it runs, another writer takes the store
+            _measuring_done(p.pid, "syscall.getpid")
+            time.sleep(1.0)                     # in the wait for the write lock
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            out, err = p.communicate(timeout=30)
+            took = time.monotonic() - t0
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+    assert "Traceback" not in err and p.returncode == 130, (p.returncode, err)
+    assert took < 5, "SIGTERM took %.1f s to end the wait for the store" % took
+    assert "stored as" not in err, err
+    line = refused(subprocess.CompletedProcess([], 130, out, "\n".join(
+        x for x in err.splitlines() if x != "osmeter: interrupted")), code=130,
+        words=["terminated (SIGTERM) before run", "kept in %s" % tmp_path])
+    kept = _kept_file(line)
+    assert ids(db) == before and integrity_ok(db)
+    osmeter("import", kept, db=db, check=0)
+    run_id = json.loads(kept.read_text())["run"]["id"]
+    assert ids(db) == before + [run_id]
+
+
+def test_a_hang_up_under_nohup_does_not_stop_the_run(db):
+    before = ids(db)
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "3",
+                     "--quiet",
+                     preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) as p:
+        time.sleep(0.3)
+        p.send_signal(signal.SIGHUP)
+        out, err = p.communicate(timeout=300)
+    assert p.returncode == 0 and "interrupted" not in err, (p.returncode, err)
+    after = ids(db)
+    assert len(after) == len(before) + 1
+    with Store(db, readonly=True) as store:
+        assert store.load_run(after[-1]).status == "complete"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sigterm_at_a_random_moment_never_loses_the_run(db, tmp_path, seed):
+    """SIGTERM at a moment drawn with a fixed seed from the first 1.5 s: stopped (exit
+    130) with what was measured stored or kept, or finished; never a traceback, never
+    'stored' for a run that is not, the store intact."""
+    rng = random.Random(seed)
+    before = ids(db)
+    with started_run(db, "syscall.getpid", "ctx.pipe_ring", "--smoke", "--runs", "3",
+                     "--quiet", cwd=tmp_path) as p:
+        time.sleep(rng.uniform(0.0, 1.5))
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+    assert "Traceback" not in err and p.returncode in (0, 130), (p.returncode, err)
+    after = ids(db)
+    assert after[:len(before)] == before and len(after) <= len(before) + 1
+    assert integrity_ok(db)
+    new = after[len(before):]
+    if "stored as run" in err:
+        assert new and new[0] in err
+    if p.returncode == 130 and not new:
+        assert "nothing stored" in err or "kept in" in err, err
+
+
+# ---- the command lines of issue 31: one line, exit 2, nothing changed ----------------------
+
+HUGE_AGE = "9" * 30 + "d"
+ISSUE_31_LINES = [
+    (["runs", "--where", "since=" + HUGE_AGE], ["an age beyond the calendar"]),
+    (["runs", "--where", "since=999999999d"], ["'since=999999999d': an age beyond"]),
+    (["runs", "--where", "since=%sd" % ("9" * 5000)], ["an age beyond the calendar"]),
+    (["compare", "a", "--baseline", "since=" + HUGE_AGE], ["an age beyond the calendar"]),
+    (["compare", "a", "b", "--fail-on-slower", "nan"], ["--fail-on-slower must be", "nan"]),
+    (["compare", "a", "b", "--fail-on-slower", "inf"], ["--fail-on-slower must be", "inf"]),
+    (["compare", "a", "b", "--fail-on-slower", "-5"], ["--fail-on-slower must be"]),
+    (["compare", "a", "b", "--min-effect", "nan"], ["--min-effect must be", "nan"]),
+    (["compare", "a", "b", "--min-effect=-inf"], ["--min-effect must be"]),
+    (["compare", "a", "b", "--alpha", "nan"], ["--alpha must be"]),
+    (["run", "syscall.getpid", "--until-ci", "inf", "--max-runs", "10"], ["--until-ci"]),
+    (["run", "syscall.getpid", "--runs", "1001"], ["--runs must be from 1 to 1000"]),
+    (["runs", "--where", "["], ["'[' is not a condition"]),
+    (["runs", "--where", "lab\x1b[2Jel=x"], ["lab\\x1b[2Jel=x", "is not a condition"]),
+    (["delete", "--where", "label=a"], ["nothing deleted", "selects 1 run", "add --yes"]),
+    (["delete", "--where", "label=*"], ["nothing deleted", "selects 2 runs", "add --yes"]),
+]
+
+
+@pytest.mark.parametrize("args, words", ISSUE_31_LINES,
+                         ids=["%d" % i for i in range(len(ISSUE_31_LINES))])
+def test_the_command_lines_of_issue_31_are_one_line(db, args, words):
+    before = state(db)
+    line = refused(osmeter(*args, db=db), words=words)
+    assert "\x1b" not in line
+    assert state(db) == before
+
+
+def test_what_finds_nothing_says_so_without_echoing_escapes(db, tmp_path):
+    r = osmeter("runs", "--where", "label=\x1b[31mred", db=db, check=0)
+    assert r.stdout.startswith("no runs matching label=\\x1b[31mred in ") and "\x1b" not in r.stdout
+    r = osmeter("runs", "--where", "label=[", db=db, check=0)
+    assert r.stdout.startswith("no runs matching label=[ in ")
+    empty = tmp_path / "empty.sqlite"
+    refused(osmeter("show", db=empty), words=["no runs stored in %s" % empty])
+    assert osmeter("runs", db=empty, check=0).stdout.startswith("no runs stored in ")
+    assert not empty.exists()
+
+
+@pytest.mark.parametrize("kind", ["/dev/null", "/dev/zero", "fifo", "char device"])
+def test_a_database_path_that_is_not_a_file_is_refused(tmp_path, run_file, kind):
+    if kind == "fifo":
+        path = tmp_path / "fifo"
+        os.mkfifo(path)
+    elif kind == "char device":
+        path = tmp_path / "null"
+        if not _char_device(path):
+            pytest.skip("making a device node needs root")
+    else:
+        path = Path(kind)
+    described = "a FIFO" if kind == "fifo" else "a character device"
+    for args in (["runs"], ["show"], ["import", run_file],
+                 ["run", "syscall.getpid", "--smoke", "--runs", "1", "--quiet"]):
+        refused(osmeter("--db", path, *args), words=["database path %s is %s" % (path, described)])
+    if kind != "fifo":
+        assert stat.S_ISCHR(os.lstat(path).st_mode)

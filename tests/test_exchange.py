@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import cli, compare, display, exchange, gate, redact, schema
-from osmeter.formats import formats, junit
+from osmeter import cli, display, exchange, schema
+from osmeter.formats import formats
 from osmeter.model import Result
-from osmeter.report import html, tables
 from osmeter.store import AlreadyStored, Store
+from readers import read_everywhere
 from synth import make_run
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (test extra) is not installed")
@@ -193,6 +193,34 @@ BAD = [
      "results[0].extra.deep[0][0]"),
     ("a key twice", text(lambda t: t.replace('"run": {', '"run": {"id": "x",', 1)),
      "run: the key \"id\" appears twice"),
+    # issue 31: accepted by the schema of before, then crashed a reader
+    ("started in year 1 with an offset", put(["run", "started"], "0001-01-01T00:00:00+05:00"),
+     "run.started: is not an ISO 8601 date and time from the years 1000 to 9998"),
+    ("started in year 9999 with an offset",
+     put(["run", "started"], "9999-12-31T23:59:59-05:00"), "run.started: is not an ISO 8601"),
+    ("finished in month 13", put(["run", "finished"], "2026-13-01T00:00:00+00:00"),
+     "run.finished: is not an ISO 8601"),
+    ("offset of 99 hours", put(["run", "started"], "2026-11-01T00:00:00+99:00"),
+     "run.started: is not an ISO 8601"),
+    ("n 2^63-1", put(["results", 0, "summary", "n"], 2 ** 63 - 1),
+     "results[0].summary.n: must be at most 9007199254740992"),
+    ("an ok point without samples", put(["results", 0, "samples"], []),
+     "results[0].samples: a measured ok result has at least one sample"),
+    ("an ok sweep point without samples", drop(["results", SWEEP[1], "samples"]),
+     "results[6].samples: missing"),
+    ("a sample of 1e308", put(["results", 0, "samples", 0, 2], 1e308),
+     "results[0].samples[0][2]: is beyond 1e30"),
+    ("a sample of -1e308", put(["results", 0, "samples", 0, 2], -1e308),
+     "results[0].samples[0][2]: is beyond -1e30"),
+    ("a sample of 1e-308", put(["results", 0, "samples", 0, 2], 1e-308),
+     "results[0].samples[0][2]: is too close to 0"),
+    ("a median of 1e308", put(["results", 0, "summary", "median"], 1e308),
+     "results[0].summary.median: is beyond 1e30"),
+    ("an x of 1e308", put(["results", SWEEP[1], "x"], 1e308), "results[6].x: is beyond 1e30"),
+    ("fs_type an object", put(["results", 0, "notes", "fs_type"], {"a": 1}),
+     "results[0].notes.fs_type: expected a string or an array or null, got an object"),
+    ("fs_type a list of objects", put(["results", 0, "notes", "fs_type"], [{"a": 1}]),
+     "results[0].notes.fs_type[0]: expected a string"),
     ("truncated", text(lambda t: t[: len(t) // 2]), "is not valid JSON"),
     ("empty", text(lambda t: ""), "is not valid JSON"),
     ("not UTF-8", text(lambda t: t.encode().replace(b"base", b"b\xffse", 1)), "not UTF-8"),
@@ -381,34 +409,6 @@ def test_the_interpreter_agrees_with_jsonschema_on_random_documents():
     assert accepted > 50 and refused > 50      # both sides are exercised
 
 
-def read_everywhere(run, other) -> None:
-    """Every reader of a stored or imported run: store, show, compare, report, export."""
-    import tempfile
-    with tempfile.TemporaryDirectory() as d:
-        store = Store(Path(d) / "db.sqlite")
-        store.save_run(run)
-        back = store.load_run(run.id)
-        store.list_runs()
-        store.close()
-    display.run_header(back)
-    display.results_table(back.results, condense_sweeps=True)
-    display.results_table(back.results, condense_sweeps=False)
-    for runs in ([back], [other, back], [back, other]):
-        try:
-            cmp = compare.compare(runs)
-        except compare.CompareError:
-            continue
-        tables.terminal(cmp, True)
-        tables.markdown(cmp, True)
-        tables.csv_text(cmp)
-        tables.json_text(cmp, True)
-        html.render(cmp, True)
-        junit.render(junit.cases_from_gate(gate.evaluate(cmp, 5), "base"), "gate")
-    for fmt in formats().values():
-        fmt.render([redact.redact(back)])
-        fmt.render([back])
-
-
 def test_every_document_the_check_accepts_is_read_by_every_command():
     other = make_run("other", "other", seed=9)
     accepted = 0
@@ -466,3 +466,76 @@ def test_optional_run_fields_may_be_absent_and_one_repetition_has_no_interval():
     half["results"][0]["summary"].pop("ci_high")
     with pytest.raises(exchange.ExchangeError, match=r"results\[0\]\.summary"):
         exchange.document_to_run(half)
+
+
+# ---- the eight documents of issue 31, through the command line ------------------------------
+
+def _values_to(doc, value_of):
+    """Every sample of results[0] (a point) set from value_of(old), its summary to match."""
+    r = doc["results"][0]
+    for s in r["samples"]:
+        s[2] = value_of(s[2])
+    values = sorted(s[2] for s in r["samples"])
+    r["summary"].update(median=values[len(values) // 2], ci_low=values[0], ci_high=values[-1],
+                        mean=sum(values) / len(values), min=values[0], max=values[-1])
+    return doc
+
+
+ISSUE_31_REFUSED = [
+    ("started in year 1", put(["run", "started"], "0001-01-01T00:00:00+05:00"), "run.started"),
+    ("started in year 9999", put(["run", "started"], "9999-12-31T23:59:59-05:00"), "run.started"),
+    ("n 2^63-1", put(["results", 0, "summary", "n"], 2 ** 63 - 1), "results[0].summary.n"),
+    ("ok without samples", put(["results", 0, "samples"], []), "results[0].samples"),
+    ("samples of 1e308", lambda d: put(["results", 0, "summary", "median"], 1e308)(
+        put(["results", 0, "samples", 0, 2], 1e308)(d)), "results[0].summary.median"),
+    ("fs_type an object", put(["results", 0, "notes", "fs_type"], {"a": 1}),
+     "results[0].notes.fs_type"),
+]
+ISSUE_31_ACCEPTED = [
+    ("zero samples", lambda d: _values_to(d, lambda v: 0.0)),
+    ("negative samples", lambda d: _values_to(d, lambda v: -v)),
+    ("some zero samples", lambda d: _values_to(d, lambda v: 0.0 if v < 55 else v)),
+]
+
+
+@pytest.mark.parametrize("name, mutation, field", ISSUE_31_REFUSED,
+                         ids=[c[0] for c in ISSUE_31_REFUSED])
+def test_the_documents_of_issue_31_that_readers_cannot_use_are_refused(
+        tmp_path, store_with_a_run, name, mutation, field):
+    bad = tmp_path / "bad.json"
+    write_case(bad, mutation)
+    r = osmeter("import", bad, db=store_with_a_run)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "%s: %s: " % (bad, field) in r.stderr, r.stderr
+    assert [x["id"] for x in Store(store_with_a_run).list_runs()] == ["kept"]
+
+
+@pytest.mark.parametrize("name, mutation", ISSUE_31_ACCEPTED,
+                         ids=[c[0] for c in ISSUE_31_ACCEPTED])
+def test_the_documents_of_issue_31_with_zero_or_negative_values_are_read_everywhere(
+        tmp_path, store_with_a_run, name, mutation):
+    """Zero and negative values are measured (a loss of 0%, a CPU time below resolution,
+    an overhead-corrected time): accepted, and every command reads them."""
+    doc = tmp_path / "doc.json"
+    write_case(doc, lambda d: put(["run", "id"], "odd")(put(["run", "label"], "odd")(
+        mutation(d))))
+    osmeter("import", doc, db=store_with_a_run, check=0)
+    commands = [["show", "odd"], ["runs", "--where", "since=2026-01-01"],
+                ["runs", "--where", "until=2026-12-31"], ["compare", "kept", "odd"],
+                ["compare", "odd", "kept", "--md"],
+                ["compare", "kept", "odd", "--fail-on-slower", "5"],
+                ["report", "kept", "odd", "-o", tmp_path / "r.html"]] + \
+        [["export", "odd", "--format", f] for f in formats()]
+    crashes = []
+    for args in commands:
+        r = osmeter(*args, db=store_with_a_run)
+        if "Traceback" in r.stderr:
+            crashes.append("%s: %s" % (" ".join(map(str, args)), r.stderr.splitlines()[-1]))
+        elif r.returncode not in (0, 1, 3):     # 1, 3: the gate's verdict
+            # or one line: a format that holds none of these results says so
+            assert r.returncode == 2 and r.stderr.count("osmeter: error: ") == 1 \
+                and "nothing to export" in r.stderr, (args, r.stderr)
+    if crashes and all(c.split(": ")[0].startswith(("compare", "report")) for c in crashes):
+        pytest.xfail("issue 31, for the stats branch (compare on zero values): "
+                     + "; ".join(crashes))
+    assert not crashes, crashes

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from .. import exchange, selection, text
@@ -16,8 +17,20 @@ class UsageError(Exception):
 
 
 def fail(msg: str, code: int = 2) -> int:
-    print("osmeter: error: %s" % text.shown(msg), file=sys.stderr)
+    print("osmeter: error: %s" % printable(msg), file=sys.stderr)
     return code
+
+
+# Control characters (terminal escapes, newlines) and bidirectional overrides.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(msg: str) -> str:
+    """msg as one line that cannot move the cursor or recolour the terminal: what the
+    user typed is echoed with its escapes written \\xNN (and bytes that are not UTF-8
+    too, as text.shown writes them)."""
+    return _UNPRINTABLE.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 256
+                            else "\\u%04x" % ord(m.group()), text.shown(msg))
 
 
 def open_store(args, readonly: bool = False) -> Store:

@@ -9,6 +9,7 @@ Exit codes (documented in README and docs/ci.md for CI):
 """
 from __future__ import annotations
 
+import math
 import sys
 
 from .. import compare as cmpmod
@@ -16,6 +17,7 @@ from .. import gate as gatemod
 from .. import noise as noisemod
 from .. import significance as sig
 from .. import studies
+from .. import writes
 from .common import add_where, fail, load_runs
 
 
@@ -68,10 +70,13 @@ def register(subparsers) -> None:
 def check_options(args) -> str | None:
     if not 0 < args.alpha < 0.5:
         return "--alpha must be between 0 and 0.5"
-    if args.min_effect < 0:
-        return "--min-effect must not be negative"
-    if args.fail_on_slower is not None and args.fail_on_slower < 0:
-        return "--fail-on-slower must not be negative"
+    # NaN compares false with everything: ask for what is wanted, not against what is not
+    if not (math.isfinite(args.min_effect) and args.min_effect >= 0):
+        return "--min-effect must be a percentage of 0 or more (got %s)" % args.min_effect
+    if args.fail_on_slower is not None and not (math.isfinite(args.fail_on_slower) and
+                                                args.fail_on_slower >= 0):
+        return "--fail-on-slower must be a percentage of 0 or more (got %s)" \
+            % args.fail_on_slower
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:
@@ -121,11 +126,7 @@ def handle(args) -> int:
         from ..display import terminal_width
         text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
     if args.output and args.output != "-":
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            return fail("cannot write %s: %s" % (args.output, e.strerror))
+        writes.write_file(args.output, text)
     else:
         sys.stdout.write(text)
     if gate is None:

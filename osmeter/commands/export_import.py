@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import exchange, redact
+from .. import exchange, redact, writes
 from ..formats import formats
 from ..store import AlreadyStored
 from .common import RunSource, UsageError, add_where, open_store
@@ -69,7 +69,7 @@ def handle_export(args) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(out.text)
     else:
-        exchange.write_atomically(args.output, out.text)
+        writes.write_file(args.output, out.text)
         print("exported %s as %s to %s" % (", ".join(r.id for r in runs), fmt.name,
                                            args.output), file=sys.stderr)
     return 0

@@ -13,6 +13,7 @@ import sys
 
 from .. import display
 from .. import noise as noisemod
+from .. import writes
 from .common import RunSource, add_where, fail, load_run_ref, open_store
 
 
@@ -79,12 +80,7 @@ def handle(args) -> int:
             profile = noisemod.estimate(runs, name)
             store.save_noise(profile.name, profile.created, profile.to_dict())
             if args.output:
-                try:
-                    with open(args.output, "w", encoding="utf-8") as f:
-                        json.dump(profile.to_dict(), f, indent=1)
-                        f.write("\n")
-                except OSError as e:
-                    return fail("cannot write %s: %s" % (args.output, e.strerror))
+                writes.write_file(args.output, json.dumps(profile.to_dict(), indent=1) + "\n")
     except noisemod.NoiseError as e:
         return fail(str(e))
     if args.json:

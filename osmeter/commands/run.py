@@ -9,7 +9,7 @@ import sys
 
 from .. import compare as cmpmod
 from .. import (adaptive, coreproc, display, exchange, plan, runner, safekeeping, stats,
-                suitefile, text, user_command)
+                suitefile, text, user_command, writes)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .serve import SECRET_ENV
@@ -17,6 +17,7 @@ from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_
 
 
 EXIT_NOT_STORED = 1     # measured, but the store did not take it (kept in a file)
+MAX_REPETITIONS = 1000  # the results schema's bound on summary.repetitions
 
 
 def register(subparsers) -> None:
@@ -104,8 +105,10 @@ def run_plan(args) -> int:
     plan.validate(catalog, items, variants)
     runs = args.runs if args.runs is not None else (
         stats.repetitions_for() if args.until_ci else 2 if args.smoke else 5)
-    if runs < 1:
-        raise UsageError("--runs must be at least 1")
+    if not 1 <= runs <= MAX_REPETITIONS:
+        raise UsageError("--runs must be from 1 to %d" % MAX_REPETITIONS)
+    if args.max_runs is not None and args.max_runs > MAX_REPETITIONS:
+        raise UsageError("--max-runs must be at most %d" % MAX_REPETITIONS)
     check_adaptive(args, runs)
     env = {}
     secret_file = getattr(args, "peer_secret_file", None)
@@ -134,10 +137,14 @@ def run_plan(args) -> int:
         if kept.problems:
             print("osmeter: interrupted", file=sys.stderr)
             return not_stored(kept, EXIT_INTERRUPTED)
-        print("osmeter: interrupted; what was measured is stored as an interrupted run "
-              "(osmeter runs)", file=sys.stderr)
+        if kept.stored:
+            print("osmeter: interrupted; what was measured is stored as run %s "
+                  "(osmeter runs)" % ", ".join(kept.stored), file=sys.stderr)
+        else:
+            print("osmeter: interrupted before anything was measured; nothing stored",
+                  file=sys.stderr)
         return EXIT_INTERRUPTED
-    failed = 0
+    failed = unwritten = 0
     width = display.terminal_width()
     for i, run in enumerate(done):
         print(display.run_header(run, width))
@@ -152,8 +159,13 @@ def run_plan(args) -> int:
             if len(done) > 1:
                 root, ext = os.path.splitext(args.json)
                 path = "%s-%d%s" % (root, i + 1, ext or ".json")
-            exchange.write_run_file(run, path)
-            print("results file: %s" % path)
+            try:
+                exchange.write_run_file(run, path)
+            except writes.WriteError as e:     # the run itself is stored (or kept)
+                unwritten += 1
+                fail("%s (the results file of --json)" % e, 1)
+            else:
+                print("results file: %s" % path)
     if kept.stored:
         print("stored as run %s in %s" % (", ".join(kept.stored), store.location))
     timing = done[0].environment.get("timing") or {} if done else {}
@@ -167,8 +179,7 @@ def run_plan(args) -> int:
         return not_stored(kept, EXIT_NOT_STORED)
     if failed:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failed or unwritten else 0
 
 
 def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
@@ -184,7 +195,7 @@ def check_adaptive(args, runs: int) -> None:
         if args.max_runs is not None:
             raise UsageError("--max-runs needs --until-ci PCT")
         return
-    if not args.until_ci > 0:
+    if not (math.isfinite(args.until_ci) and args.until_ci > 0):
         raise UsageError("--until-ci must be a positive percentage")
     if args.max_runs is None:
         raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
@@ -201,7 +212,7 @@ def write_report(runs, path: str) -> None:
     """The HTML report of the runs just made (several variants are compared)."""
     try:
         report.write(runs, path)
-    except (cmpmod.CompareError, OSError) as e:
+    except (cmpmod.CompareError, OSError, writes.WriteError) as e:
         raise UsageError("results stored, but the report could not be written: %s" % e)
     print("report: %s" % os.path.abspath(path))
 

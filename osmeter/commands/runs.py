@@ -5,7 +5,7 @@ import json
 import sys
 
 from .. import display, selection
-from .common import add_where, open_store
+from .common import add_where, open_store, printable
 
 
 def register(subparsers) -> None:
@@ -25,8 +25,8 @@ def handle(args) -> int:
         print()
         return 0
     if not runs:
-        print("no runs %sin %s" % ("matching %s " % chosen if chosen else "stored ",
-                                   store.location))
+        print(printable("no runs %sin %s" % ("matching %s " % chosen if chosen else "stored ",
+                                             store.location)))
         return 0
     rows = [[r["id"], r["label"] or "", r["started"], r["status"] + (" smoke" if r["smoke"] else ""),
              r["suite"] or "custom", r["host"] or "", r["kernel"] or "", str(r["results"])]

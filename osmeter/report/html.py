@@ -15,7 +15,7 @@ from html import escape
 from .. import compare as cmpmod
 from .. import display, flags
 from .. import remote
-from .. import numbers
+from .. import numbers, writes
 from . import against, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
                      gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
@@ -437,13 +437,12 @@ def write_page(path: str, text: str, figures: list[tuple[str, str]],
                figures_dir: str | None) -> list[str]:
     """Write a page and, when figures_dir is given, each figure as an SVG file; the
     figures' file names.  (The comparison and the fleet report alike.)"""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    writes.write_file(path, text)
     if figures_dir:
         os.makedirs(figures_dir, exist_ok=True)
         for name, svg_text in figures:
-            with open(os.path.join(figures_dir, name), "w", encoding="utf-8") as f:
-                f.write('<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
+            writes.write_file(os.path.join(figures_dir, name),
+                              '<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
     return [name for name, _ in figures]
 
 

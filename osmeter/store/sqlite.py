@@ -14,6 +14,8 @@ import contextlib
 import os
 import resource
 import sqlite3
+import stat
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -22,6 +24,8 @@ from . import schema
 from .base import (BUSY, DAMAGED, FULL, READ_ONLY, UNREADABLE, Store, StoreError,
                    default_location)
 
+LOCK_WAIT_S = 60          # how long a writer waits for another to finish
+LOCK_SLICE_S = 0.2        # ... in slices this long (signals are handled between them)
 FULL_BYTES = 1 << 20    # less free space than this, and a write that failed found it full
 
 _KIND_BY_CODE = {11: DAMAGED, 26: DAMAGED, 13: FULL, 8: READ_ONLY, 5: BUSY, 6: BUSY,
@@ -40,6 +44,16 @@ def error_kind(e: sqlite3.Error) -> str | None:
         return _KIND_BY_CODE[code & 0xff]
     words = str(e).lower()
     return next((kind for w, kind in _KIND_BY_WORDS if w in words), None)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What a path that exists is when it is not a regular file (a link is followed)."""
+    mode = path.stat().st_mode
+    for test, kind in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 def _reference() -> sqlite3.Connection:
@@ -72,8 +86,9 @@ class SQLiteStore(Store):
             if readonly:
                 self.db = self._connect_read_only()
             else:
-                self.db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
-                self.db.execute("PRAGMA busy_timeout = 60000")
+                self.db = sqlite3.connect(str(self.path), timeout=LOCK_WAIT_S,
+                                          isolation_level=None)
+                self.db.execute("PRAGMA busy_timeout = %d" % (LOCK_WAIT_S * 1000))
                 self.db.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
 
@@ -84,6 +99,10 @@ class SQLiteStore(Store):
             if self.path.is_dir():
                 raise StoreError("database path %s is a directory" % self.path)
             exists = self.path.exists()
+            kind = _not_a_file(self.path) if exists else None
+            if kind:     # /dev/null, /dev/zero, a FIFO: SQLite cannot keep a database there
+                raise StoreError("database path %s is %s, not a file; choose an SQLite file "
+                                 "with --db" % (self.path, kind))
             if exists and self.path.stat().st_size > 0:
                 with open(self.path, "rb") as f:
                     magic = f.read(16)
@@ -128,13 +147,31 @@ class SQLiteStore(Store):
 
     @contextlib.contextmanager
     def _write_transaction(self, key: str | None = None):
-        self.db.execute("BEGIN IMMEDIATE")      # the whole database's write lock
+        self._lock_for_writing()
         try:
             yield
             self.db.execute("COMMIT")
         except BaseException:
             self._rollback()
             raise
+
+    def _lock_for_writing(self) -> None:
+        """BEGIN IMMEDIATE (the whole database's write lock), waiting up to LOCK_WAIT_S
+        for another writer in slices: SQLite waits in C, where Python's signal handlers
+        cannot run, so a SIGTERM to a run waiting to be stored is handled within a
+        slice (osmeter/safekeeping.py), not after the whole wait."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        self.db.execute("PRAGMA busy_timeout = %d" % (LOCK_SLICE_S * 1000))
+        try:
+            while True:
+                try:
+                    self.db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as e:
+                    if error_kind(e) != BUSY or time.monotonic() >= deadline:
+                        raise
+        finally:
+            self.db.execute("PRAGMA busy_timeout = %d" % (LOCK_WAIT_S * 1000))
 
     def _rollback(self) -> None:
         """After a failed statement SQLite may have rolled back already (a full disk):
