@@ -56,7 +56,39 @@ def print_table(run) -> float:
           " first ETA %s s)"
           % ("TOTAL", est_total, total_m, len(rows), reps, "" if reps == 1 else "s",
              timing.get("measuring_s", float("nan")), timing.get("first_estimate_s")))
+    if timing.get("skipped_known"):
+        print("known before the run to skip (left out of the ETA): %s"
+              % ", ".join(timing["skipped_known"]))
+    for line in eta_lines(timing):
+        print(line)
     return total_m
+
+
+def eta_at(trace: list, t: float) -> float:
+    """The ETA the progress line showed `t` seconds into the run: the last one set at
+    an item's start, counted down with the clock since (as the line does), never below 0."""
+    shown = [(at, left) for at, left in trace if at <= t]
+    if not shown:
+        return float("nan")
+    at, left = shown[-1]
+    return max(0.0, left - (t - at))
+
+
+def eta_lines(timing: dict) -> list[str]:
+    """The ETA shown against the time that was actually left, at 10%, 50% and 90% of
+    the run, and at the first minute."""
+    trace, total = timing.get("eta_trace"), timing.get("measuring_s")
+    if not trace or not total:
+        return ["(no ETA trace recorded: a run made before it was)"]
+    out = ["ETA shown against the time actually left:"]
+    points = [(p, p * total) for p in (0.0, 0.1, 0.5, 0.9)]
+    if total > 60:
+        points.insert(1, (60 / total, 60.0))
+    for share, t in points:
+        shown, left = eta_at(trace, t), total - t
+        out.append("  at %5.1f s (%3.0f%%): ETA %7.1f s, actually %7.1f s left: %+.0f%%"
+                   % (t, 100 * share, shown, left, 100 * (shown - left) / left if left else 0))
+    return out
 
 
 def run_suite(suite: str, runs: int, db: str) -> tuple[str, float]:

@@ -8,6 +8,7 @@ import re
 import shutil
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -539,8 +540,13 @@ class Progress:
         self.last_line = 0.0
         self.start = time.monotonic()
         self.first_eta: float | None = None
+        self.lock = threading.Lock()    # the run and its ETA ticker both draw the line
 
     def show(self, what: str, remaining_s: float):
+        with self.lock:
+            self._show(what, remaining_s)
+
+    def _show(self, what: str, remaining_s: float):
         if self.first_eta is None:
             self.first_eta = remaining_s
         if not self.enabled:
@@ -557,6 +563,10 @@ class Progress:
             self.last_line = time.monotonic()
 
     def finish(self):
+        with self.lock:
+            self._finish()
+
+    def _finish(self):
         if self.tty:
             self._write("\r" + " " * max(20, terminal_width(sys.stderr) - 1) + "\r")
 

@@ -3,10 +3,23 @@
 Before anything is measured, the estimate is what the core declares for one repetition
 of each benchmark at the preset being run (`est` in core/bench/*.c: seconds measured on
 the reference machine by bench/eta_estimates.py, one value per preset, because a smoke
-repetition takes a hundredth of a default one).  As the run goes it corrects itself:
-a benchmark measured in this run is expected to take what it took, and one not measured
-yet is scaled by how the measured ones compared with their estimates (a machine twice
-as slow as the reference doubles them all after the first few benchmarks).
+repetition takes a hundredth of a default one).  A benchmark known before the run to
+skip here (needs.py: a program not installed, a facility this system lacks) counts 0:
+its estimate (minutes for the video players) is no time to come.
+
+As the run goes the estimate corrects itself: a benchmark measured in this run is
+expected to take what it took, and one not measured yet is scaled by how the measured
+ones compared with their estimates (a machine twice as slow as the reference doubles
+them), per family where the family has measured benchmarks (a busy machine's memory
+benchmarks took 15-30 times their estimate while its system calls took theirs).  The
+machine's scale is drawn towards 1 by up to PRIOR_S seconds of the reference machine's
+time, so that the first few short benchmarks (whose process start-up dwarfs their
+estimate) do not swing the whole ETA by minutes in the first seconds.  Benchmarks that skipped
+say nothing about the machine's speed and are left out of the scale.
+
+Within a long item (a UnixBench loop of 50 s) the estimate moves with the clock:
+`Countdown` takes the time left when the item starts and counts down while it runs,
+never below what the items after it will take.
 
 Why not durations remembered from earlier runs on this machine?  They would be better
 on a second run, but the first run of a new machine, where a wrong ETA does the most
@@ -14,8 +27,12 @@ harm, has none; the declared estimates cover it, and the correction covers the m
 """
 from __future__ import annotations
 
+import time
+
 from .catalog import Catalog
 from .plan import PlanItem
+
+PRIOR_S = 30.0      # reference seconds of evidence the scale starts with (at 1.0), at most
 
 
 def declared(catalog: Catalog, item: PlanItem) -> float:
@@ -24,28 +41,84 @@ def declared(catalog: Catalog, item: PlanItem) -> float:
 
 
 def first_estimate(catalog: Catalog, items: list[PlanItem], rounds: int,
-                   nvariants: int = 1) -> float:
-    """The whole run before anything was measured."""
-    return sum(declared(catalog, it) for it in items) * rounds * nvariants
+                   nvariants: int = 1, skipping=frozenset()) -> float:
+    """The whole run before anything was measured (the benchmarks in `skipping` count 0)."""
+    return sum(declared(catalog, it) for it in items
+               if it.result_id not in skipping) * rounds * nvariants
+
+
+def _ratio(seen: float, expected: float, prior: float, towards: float) -> float:
+    """seen / expected, drawn towards `towards` by `prior` seconds of estimate."""
+    return (seen + prior * towards) / (expected + prior)
+
+
+def family(item: PlanItem) -> str:
+    return item.bench.split(".", 1)[0]
+
+
+def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
+           skipped=frozenset()) -> tuple[float, dict]:
+    """(machine, {family: scale}): how much longer than declared this machine's
+    benchmarks take so far, over all and per family (the memory benchmarks of a busy
+    machine may take 20 times their estimate while the system calls take theirs).  The
+    machine's scale is drawn towards 1 by PRIOR_S seconds of estimate (at most a tenth
+    of a round), a family's towards the machine's by a second."""
+    rounds = [it for it in items if it.result_id not in skipped]
+    prior = max(0.5, min(PRIOR_S, 0.1 * sum(declared(catalog, it) for it in rounds)))
+    seen, exp = {}, {}
+    for it in rounds:
+        if durations.get(it.result_id):
+            f = family(it)
+            seen[f] = seen.get(f, 0.0) + (sum(durations[it.result_id])
+                                          / len(durations[it.result_id]))
+            exp[f] = exp.get(f, 0.0) + declared(catalog, it)
+    machine = _ratio(sum(seen.values()), sum(exp.values()), prior, 1.0)
+    return machine, {f: _ratio(seen[f], exp[f], 1.0, machine) for f in seen}
+
+
+def expected(catalog: Catalog, item: PlanItem, durations: dict, skipped=frozenset(),
+             scale=(1.0, {})) -> float:
+    """What one repetition of `item` is expected to take: what it took in this run, else
+    its estimate times its family's scale, or the machine's (`scales`); 0 when it skips
+    here."""
+    if durations.get(item.result_id):
+        return sum(durations[item.result_id]) / len(durations[item.result_id])
+    if item.result_id in skipped:
+        return 0.0
+    machine, by_family = scale
+    return declared(catalog, item) * by_family.get(family(item), machine)
 
 
 def remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current: PlanItem,
-                      rounds: int, nvariants: int, durations: dict) -> float:
-    """Time left from `current` in round `rep` (0-based) on, with `items` still to run in
-    each round; `durations` maps an item's result id to the seconds its repetitions took."""
-    measured = [it for it in items if durations.get(it.result_id)]
-    seen = {it.result_id: sum(durations[it.result_id]) / len(durations[it.result_id])
-            for it in measured}
-    scale = 1.0
-    if measured:
-        expected = sum(declared(catalog, it) for it in measured)
-        if expected > 0:
-            scale = sum(seen.values()) / expected
+                      rounds: int, nvariants: int, durations: dict,
+                      skipped=frozenset(), variant: int = 0) -> float:
+    """Time left from `current` (its variant number `variant`) in round `rep` (0-based)
+    on, with `items` still to run in each round; `durations` maps an item's result id
+    to the seconds its repetitions took; `skipped`: result ids that skip here (known
+    before the run, or seen skipping)."""
+    scale = scales(catalog, items, durations, skipped)
 
     def per_rep(it: PlanItem) -> float:
-        return seen.get(it.result_id, declared(catalog, it) * scale)
+        return expected(catalog, it, durations, skipped, scale)
 
     per_round = sum(per_rep(it) for it in items) * nvariants
     position = items.index(current)
-    this_round = sum(per_rep(it) for it in items[position:]) * nvariants
+    this_round = (sum(per_rep(it) for it in items[position + 1:]) * nvariants
+                  + per_rep(current) * (nvariants - variant))
     return this_round + per_round * (rounds - rep - 1)
+
+
+class Countdown:
+    """The ETA between two benchmarks: set when an item starts (`start`), read any time
+    (`now`), moving down with the clock while the item runs."""
+
+    def __init__(self):
+        self.at = time.monotonic()
+        self.total = 0.0        # the time left when the current item started
+        self.after = 0.0        # what the items after the current one will take
+
+    def start(self, total: float, after: float) -> None:
+        self.at, self.total, self.after = time.monotonic(), total, min(after, total)
+
+    def now(self) -> float:
+        return max(self.after, self.total - (time.monotonic() - self.at))

@@ -1,5 +1,8 @@
 """Runner internals: the ETA."""
+import pytest
+
 from osmeter import eta, plan
+from osmeter.catalog import Catalog
 from synth import fake_catalog
 
 
@@ -7,7 +10,62 @@ def test_eta_uses_the_registry_until_it_has_measurements():
     c = fake_catalog()
     items = [plan.PlanItem("a"), plan.PlanItem("b")]
     assert eta.remaining_seconds(c, items, 0, items[0], 3, 1, {}) == 90
-    # "a" took a tenth of its estimate: "b" is expected to as well.
-    assert eta.remaining_seconds(c, items, 0, items[1], 3, 1, {"a": [1.0]}) == 8
-    # two variants double everything
+    # "a" took a tenth of its estimate: "b" is expected to take less too, but one
+    # benchmark is little evidence: the scale is drawn towards 1 by a tenth of a round
+    # (3 s of estimate): (1 + 3) / (10 + 3).
+    left = eta.remaining_seconds(c, items, 0, items[1], 3, 1, {"a": [1.0]})
+    assert left == pytest.approx(20 * 4 / 13 * 3 + 1 * 2)
+    # two variants double everything; measured benchmarks take what they took
     assert eta.remaining_seconds(c, items, 2, items[0], 3, 2, {"a": [1.0], "b": [3.0]}) == 8
+    # the second variant of the current item: one repetition of it less
+    assert eta.remaining_seconds(c, items, 2, items[0], 3, 2, {"a": [1.0], "b": [3.0]},
+                                 variant=1) == 7
+
+
+def _catalog(estimates: dict) -> Catalog:
+    return Catalog([{"id": b, "est_seconds": e, "params": [], "suites": [], "metrics": []}
+                    for b, e in estimates.items()])
+
+
+def test_benchmarks_that_skip_count_nothing():
+    """A benchmark known to skip (a program not installed) is no time to come, and one
+    that skipped says nothing about the machine's speed."""
+    c = _catalog({"app.video": 300, "mem.read": 10, "mem.copy": 10})
+    items = [plan.PlanItem(b) for b in ("app.video", "mem.read", "mem.copy")]
+    assert eta.first_estimate(c, items, 2) == 640
+    assert eta.first_estimate(c, items, 2, skipping={"app.video"}) == 40
+    left = eta.remaining_seconds(c, items, 0, items[1], 2, 1, {"app.video": [0.01]},
+                                 skipped={"app.video"})
+    assert left == pytest.approx(20 + 0.01 + 20)
+
+
+def test_the_first_short_benchmarks_do_not_swing_a_long_run():
+    """A 0.1-s benchmark that took 1 s (process start-up) moves a 10-minute estimate by
+    a few percent, not tenfold; a whole family that took 20 times its estimate moves
+    the rest of that family, not the other families."""
+    c = _catalog({"proc.a": 0.1, "ub.loop": 300, "ub.other": 300,
+                  "mem.a": 1, "mem.b": 1, "mem.c": 1, "syscall.x": 10})
+    names = ["proc.a", "ub.loop", "ub.other", "mem.a", "mem.b", "mem.c", "syscall.x"]
+    items = [plan.PlanItem(b) for b in names]
+    first = eta.first_estimate(c, items, 1)
+    left = eta.remaining_seconds(c, items, 0, items[1], 1, 1, {"proc.a": [1.0]})
+    assert left / first == pytest.approx(1, abs=0.05)
+    took = {"proc.a": [0.1], "ub.loop": [300.0], "ub.other": [300.0], "mem.a": [20.0]}
+    machine, by_family = eta.scales(c, items, took)
+    assert machine == pytest.approx(1, abs=0.1) and by_family["mem"] > 10
+    left = eta.remaining_seconds(c, items, 0, items[4], 1, 1, took)
+    assert left == pytest.approx(2 * by_family["mem"] + 10 * machine)
+
+
+def test_the_countdown_moves_within_an_item(monkeypatch):
+    """Between two benchmarks the ETA counts down with the clock, down to what the
+    items after the current one will take, and no further."""
+    now = [100.0]
+    monkeypatch.setattr(eta.time, "monotonic", lambda: now[0])
+    cd = eta.Countdown()
+    cd.start(120.0, 70.0)       # a 50-s item, then 70 s of others
+    assert cd.now() == 120
+    now[0] += 30
+    assert cd.now() == 90
+    now[0] += 40                # the item overran its estimate
+    assert cd.now() == 70

@@ -8,8 +8,8 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, suitefile, text,
-                user_command)
+from .. import (adaptive, display, eta, exchange, needs, plan, runner, safekeeping, stats,
+                suitefile, text, user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
@@ -112,14 +112,22 @@ def handle(args) -> int:
                         timeout=timeout, env=env, progress=not args.quiet,
                         command=command_line(), until_ci=args.until_ci,
                         max_runs=args.max_runs)
-    print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s"
+    will_skip = needs.skips([(it.result_id, it.bench, plan.effective_params(catalog, it, v))
+                             for it in items for v in variants])
+    skipping = frozenset(s.bench for s in will_skip)
+    print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
              if args.until_ci else runs,
-             " x %d variants" % len(variants) if len(variants) > 1 else "", store.location),
+             " x %d variants" % len(variants) if len(variants) > 1 else "", store.location,
+             display.fmt_duration(eta.first_estimate(catalog, items, runs, len(variants),
+                                                     skipping))),
           file=sys.stderr)
+    if will_skip:
+        print("\n".join(needs.summary_lines(will_skip, display.terminal_width(sys.stderr))),
+              file=sys.stderr)
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
-        done = runner.execute(catalog, items, variants, opts, store=kept)
+        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping)
     except runner.Interrupted:
         if kept.problems:
             print("osmeter: interrupted", file=sys.stderr)
