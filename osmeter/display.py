@@ -18,8 +18,8 @@ from .compare import family_sort_key
 from .model import Result, Run
 from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
 from .report import numbers
+from .width import DEFAULT_WIDTH, fit_table, terminal_width  # noqa: F401 (used elsewhere)
 
-DEFAULT_WIDTH = 100          # when the output is not a terminal
 DISTURBED_MARK = "!"
 IMPRECISE_MARK = "~"
 FAILED_MARK = "x"
@@ -60,19 +60,6 @@ CURVE_TAGS = {
 }
 
 
-def terminal_width(stream=None) -> int:
-    """$COLUMNS, else the terminal's width, else 100 (a file or a pipe)."""
-    if os.environ.get("COLUMNS", "").isdigit():
-        return max(40, int(os.environ["COLUMNS"]))
-    stream = stream or sys.stdout
-    try:
-        if stream.isatty():
-            return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
-    except (AttributeError, ValueError, OSError):
-        pass
-    return DEFAULT_WIDTH
-
-
 def tag_of(warning) -> tuple[str, str]:
     """(tag, meaning) of one stored warning: a flag by its reason, an old plain string by
     its words."""
@@ -96,18 +83,11 @@ def mark_of(results) -> str:
     return " "
 
 
-def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
-    widths = [len(h) for h in header]
-    for r in rows:
-        for i, c in enumerate(r):
-            widths[i] = max(widths[i], len(c))
-
-    def line(cells):
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                         for i, c in enumerate(cells)).rstrip()
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(),
+          width: int | None = None) -> str:
+    """Rows in aligned columns under a header, within the terminal's width (width.py:
+    the widest text columns wrap, the last ones fold when they must)."""
+    return "\n".join(fit_table([header] + rows, width, right))
 
 
 # ---- the summary of a run ---------------------------------------------------------------
@@ -424,8 +404,23 @@ def legend_lines(results: list[Result], groups, common, shared: list[str], width
                      ". In full: osmeter show %s." % run_ref)
     count = flags.count_line(results)
     if count:
-        lines.append(count)
+        lines.append(count + not_counted(results, " Not counted: %s."))
     return [l for line in lines for l in textwrap.wrap(line, width, subsequent_indent="  ")]
+
+
+def not_counted(results, form: str = "%s") -> str:
+    """What a run's result count (flags.counted, the one definition: measured, with a
+    row of its own) leaves out, e.g. '7 skipped, 3 phases too short to time alone', in
+    `form`; '' when nothing is left out."""
+    kept = {id(r) for r in flags.counted(results)}
+    left: dict[str, int] = {}
+    for r in results:
+        if id(r) in kept:
+            continue
+        word = ("skipped" if r.status == "skipped" else "failed" if r.status == "failed"
+                else "phases too short to time alone" if too_short(r) else "without a median")
+        left[word] = left.get(word, 0) + 1
+    return form % ", ".join("%d %s" % (n, w) for w, n in left.items()) if left else ""
 
 
 def results_table(results: list[Result], condense_sweeps: bool = False,

@@ -21,9 +21,11 @@ Within a long item (a UnixBench loop of 50 s) the estimate moves with the clock:
 `Countdown` takes the time left when the item starts and counts down while it runs,
 never below what the items after it will take.
 
-Why not durations remembered from earlier runs on this machine?  They would be better
-on a second run, but the first run of a new machine, where a wrong ETA does the most
-harm, has none; the declared estimates cover it, and the correction covers the machine.
+Where earlier runs on this host recorded what each benchmark took (environment.timing),
+those times replace the declared estimates (`Remembered`): the estimates come from one
+reference machine, and a machine with a 260 MiB L3 cache runs the memory benchmarks at
+sizes up to four times that, 30 times their estimate.  The first run of a new machine
+has none: the declared estimates cover it, and the correction covers the machine.
 """
 from __future__ import annotations
 
@@ -40,10 +42,37 @@ def declared(catalog: Catalog, item: PlanItem) -> float:
     return catalog.estimates(item.bench)[item.preset]
 
 
+class Remembered:
+    """The estimates of one machine: what each benchmark took at its preset in the
+    latest runs on this host (their recorded timing), else the core's declared one.
+    Pass it wherever a catalog is taken below."""
+
+    def __init__(self, catalog: Catalog, timings: list[dict]):
+        self.catalog = catalog
+        self.times: dict[tuple, float] = {}
+        for timing in timings:                      # newest first: the newest wins
+            preset = "smoke" if timing.get("smoke") else \
+                "quick" if timing.get("suite") == "quick" else "default"
+            for rid, step in (timing.get("steps") or {}).items():
+                took = sorted(step.get("measured_s") or [])
+                if took:
+                    self.times.setdefault((rid, step.get("preset") or preset),
+                                          took[len(took) // 2])
+
+    def estimate(self, item: PlanItem) -> float:
+        return self.times.get((item.result_id, item.preset), declared(self.catalog, item))
+
+
+def _base(source, item: PlanItem) -> float:
+    """One repetition's estimate before this run measured it: a Remembered's, or the
+    core's."""
+    return source.estimate(item) if isinstance(source, Remembered) else declared(source, item)
+
+
 def first_estimate(catalog: Catalog, items: list[PlanItem], rounds: int,
                    nvariants: int = 1, skipping=frozenset()) -> float:
     """The whole run before anything was measured (the benchmarks in `skipping` count 0)."""
-    return sum(declared(catalog, it) for it in items
+    return sum(_base(catalog, it) for it in items
                if it.result_id not in skipping) * rounds * nvariants
 
 
@@ -64,14 +93,14 @@ def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
     machine's scale is drawn towards 1 by PRIOR_S seconds of estimate (at most a tenth
     of a round), a family's towards the machine's by a second."""
     rounds = [it for it in items if it.result_id not in skipped]
-    prior = max(0.5, min(PRIOR_S, 0.1 * sum(declared(catalog, it) for it in rounds)))
+    prior = max(0.5, min(PRIOR_S, 0.1 * sum(_base(catalog, it) for it in rounds)))
     seen, exp = {}, {}
     for it in rounds:
         if durations.get(it.result_id):
             f = family(it)
             seen[f] = seen.get(f, 0.0) + (sum(durations[it.result_id])
                                           / len(durations[it.result_id]))
-            exp[f] = exp.get(f, 0.0) + declared(catalog, it)
+            exp[f] = exp.get(f, 0.0) + _base(catalog, it)
     machine = _ratio(sum(seen.values()), sum(exp.values()), prior, 1.0)
     return machine, {f: _ratio(seen[f], exp[f], 1.0, machine) for f in seen}
 
@@ -86,7 +115,7 @@ def expected(catalog: Catalog, item: PlanItem, durations: dict, skipped=frozense
     if item.result_id in skipped:
         return 0.0
     machine, by_family = scale
-    return declared(catalog, item) * by_family.get(family(item), machine)
+    return _base(catalog, item) * by_family.get(family(item), machine)
 
 
 def remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current: PlanItem,

@@ -56,10 +56,11 @@ class Ticker:
 
 
 def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], opts: Options,
-            store=None, skipping=frozenset()) -> list[Run]:
+            store=None, skipping=frozenset(), estimates=None) -> list[Run]:
     """Run the plan and return one Run per variant (stored when a store is given);
     `skipping`: the result ids known before the run to skip here (needs.py), left out
-    of the ETA.
+    of the ETA; `estimates`: this machine's remembered times (eta.Remembered), else the
+    core's declared estimates are the ETA's start.
 
     On Ctrl-C / SIGTERM / SIGHUP the runs are finalised with what was measured, marked
     'interrupted', stored, and Interrupted is raised to the caller.
@@ -94,6 +95,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     skipped = set(skipping)         # known before the run, and seen skipping since
+    source = estimates or catalog   # what the ETA starts from
     countdown = eta.Countdown()
     trace = []                      # (seconds into the run, ETA shown) at each item's start
     ticker = Ticker(progress, countdown) if opts.progress else None
@@ -111,11 +113,11 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                     break
             for item in todo:
                 for v, variant in enumerate(variants):
-                    left = eta.remaining_seconds(catalog, todo, rep, item, rounds,
+                    left = eta.remaining_seconds(source, todo, rep, item, rounds,
                                                  len(variants), durations, skipped, v)
                     countdown.start(left, left - eta.expected(
-                        catalog, item, durations, skipped,
-                        eta.scales(catalog, todo, durations, skipped)))
+                        source, item, durations, skipped,
+                        eta.scales(source, todo, durations, skipped)))
                     trace.append((round(progress.elapsed(), 1), round(left, 1)))
                     what = "%s (%d/%d)" % (item.result_id, rep + 1, rounds)
                     progress.show(what, left)
@@ -149,6 +151,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
               # Wall time of each repetition (all variants) beside the core's estimate,
               # so where a run's time went can be read back (bench/suite_timing.py).
               "steps": {it.result_id: {"estimated_s": round(eta.declared(catalog, it), 3),
+                                       "preset": it.preset,
                                        "measured_s": [round(d, 3)
                                                       for d in durations[it.result_id]]}
                         for it in items if durations.get(it.result_id)}}

@@ -5,6 +5,7 @@ import argparse
 import math
 import os
 import shlex
+import socket
 import sys
 
 from .. import compare as cmpmod
@@ -12,6 +13,7 @@ from .. import (adaptive, display, eta, exchange, needs, plan, runner, safekeepi
                 suitefile, text, user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
+from ..store import StoreError
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
 
 
@@ -115,11 +117,12 @@ def handle(args) -> int:
     will_skip = needs.skips([(it.result_id, it.bench, plan.effective_params(catalog, it, v))
                              for it in items for v in variants])
     skipping = frozenset(s.bench for s in will_skip)
+    estimates = remembered(catalog, store)
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
              if args.until_ci else runs,
              " x %d variants" % len(variants) if len(variants) > 1 else "", store.location,
-             display.fmt_duration(eta.first_estimate(catalog, items, runs, len(variants),
+             display.fmt_duration(eta.first_estimate(estimates, items, runs, len(variants),
                                                      skipping))),
           file=sys.stderr)
     if will_skip:
@@ -127,7 +130,8 @@ def handle(args) -> int:
               file=sys.stderr)
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
-        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping)
+        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping,
+                              estimates=estimates)
     except runner.Interrupted:
         if kept.problems:
             print("osmeter: interrupted", file=sys.stderr)
@@ -167,6 +171,16 @@ def handle(args) -> int:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
         return 1
     return 0
+
+
+def remembered(catalog: Catalog, store) -> eta.Remembered:
+    """What benchmarks took in the latest runs on this host, for the ETA (none when the
+    store cannot say: the declared estimates then)."""
+    try:
+        timings = store.recent_timings(socket.gethostname())
+    except StoreError:
+        timings = []
+    return eta.Remembered(catalog, timings)
 
 
 def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
