@@ -84,10 +84,10 @@ def mark_of(results) -> str:
 
 
 def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(),
-          width: int | None = None) -> str:
+          width: int | None = None, fold_first=()) -> str:
     """Rows in aligned columns under a header, within the terminal's width (width.py:
-    the widest text columns wrap, the last ones fold when they must)."""
-    return "\n".join(fit_table([header] + rows, width, right))
+    the widest text columns wrap, the last ones, or `fold_first`, fold when they must)."""
+    return "\n".join(fit_table([header] + rows, width, right, fold_first=fold_first))
 
 
 # ---- the summary of a run ---------------------------------------------------------------

@@ -38,7 +38,7 @@ def handle(args) -> int:
              r["suite"] or "custom", r["host"] or "", r["kernel"] or "", str(r["results"])]
             for r in runs]
     print(display.table(rows, ["id", "label", "started", "status", "suite", "host", "kernel",
-                               "results"], right={7}))
+                               "results"], right={7}, fold_first=(5, 6)))
     left = sum(r["rows"] - r["results"] for r in runs)
     if left:
         print("\n".join(fit_lines([
