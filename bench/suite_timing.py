@@ -78,17 +78,18 @@ def eta_at(trace: list, t: float) -> float:
     return max(0.0, left - (t - at))
 
 
-def replayed(run) -> dict:
+def replayed(run, earlier: list[dict] = ()) -> dict:
     """The run's timing with the ETA trace recomputed by today's osmeter/eta.py from its
-    recorded repetition times, in the order the run made them (round by round)."""
+    recorded repetition times, in the order the run made them (round by round);
+    `earlier`: the timings of earlier runs on its host, remembered as a run would."""
     from osmeter import eta
     from osmeter.catalog import Catalog
     from osmeter.plan import PlanItem
     timing = dict(run.environment.get("timing") or {})
     steps = timing.get("steps") or {}
-    catalog = Catalog()
+    catalog = eta.Remembered(Catalog(), list(earlier))
     preset = "smoke" if run.smoke else "quick" if run.suite == "quick" else "default"
-    items = [PlanItem(b, preset=preset) for b in steps if b in catalog.by_id]
+    items = [PlanItem(b, preset=preset) for b in steps if b in catalog.catalog.by_id]
     rounds = max(len(s["measured_s"]) for s in steps.values())
     skipped = set(timing.get("skipped_known") or [])
     seen_skip = {r.bench for r in run.results if r.status == "skipped"}
@@ -156,8 +157,15 @@ def main() -> int:
             run = store.load_run(args.run)
         print("# run %s (suite %s), %s now" % (run.id, run.suite, load()))
         if args.replay:
-            print("replayed with today's osmeter/eta.py:")
-            for line in eta_lines(replayed(run)):
+            with Store(args.db, readonly=True) as store:
+                timings = store.recent_timings(run.sysinfo.get("hostname"), limit=1000)
+            ids = [t["run"] for t in timings]
+            earlier = timings[ids.index(run.id) + 1:][:10] if run.id in ids else []
+            print("replayed with today's osmeter/eta.py%s:" % (
+                ", remembering %d earlier run(s) on %s" % (len(earlier),
+                                                          run.sysinfo.get("hostname"))
+                if earlier else " (no earlier run on this host: the core's estimates)"))
+            for line in eta_lines(replayed(run, earlier)):
                 print(line)
             return 0
         print_table(run)

@@ -35,6 +35,7 @@ from .catalog import Catalog
 from .plan import PlanItem
 
 PRIOR_S = 30.0      # reference seconds of evidence the scale starts with (at 1.0), at most
+FAMILY_PRIOR_S = 0.1    # a family's scale starts at the machine's, for this much evidence
 
 
 def declared(catalog: Catalog, item: PlanItem) -> float:
@@ -90,8 +91,10 @@ def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
     """(machine, {family: scale}): how much longer than declared this machine's
     benchmarks take so far, over all and per family (the memory benchmarks of a busy
     machine may take 20 times their estimate while the system calls take theirs).  The
-    machine's scale is drawn towards 1 by PRIOR_S seconds of estimate (at most a tenth
-    of a round), a family's towards the machine's by a second."""
+    machine's scale is the median family's, drawn towards 1 by PRIOR_S seconds of
+    estimate (at most a tenth of a round); a family's is drawn towards the machine's by
+    FAMILY_PRIOR_S (bench/suite_timing.py --replay chose these on two quick runs of a
+    machine at load 11: within 25% of the time left from 50% of the run on)."""
     rounds = [it for it in items if it.result_id not in skipped]
     prior = max(0.5, min(PRIOR_S, 0.1 * sum(_base(catalog, it) for it in rounds)))
     seen, exp = {}, {}
@@ -101,8 +104,15 @@ def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
             seen[f] = seen.get(f, 0.0) + (sum(durations[it.result_id])
                                           / len(durations[it.result_id]))
             exp[f] = exp.get(f, 0.0) + _base(catalog, it)
-    machine = _ratio(sum(seen.values()), sum(exp.values()), prior, 1.0)
-    return machine, {f: _ratio(seen[f], exp[f], 1.0, machine) for f in seen}
+    # The machine: the median family (one family far off its estimates, the memory
+    # benchmarks at a large cache's sizes, says little about the others), drawn
+    # towards 1 while little has been measured.
+    by_family = sorted(_ratio(seen[f], exp[f], 1.0, 1.0) for f in seen)
+    middle = (by_family[(len(by_family) - 1) // 2] + by_family[len(by_family) // 2]) / 2 \
+        if by_family else 1.0
+    evidence = sum(exp.values())
+    machine = (middle * evidence + prior) / (evidence + prior)
+    return machine, {f: _ratio(seen[f], exp[f], FAMILY_PRIOR_S, machine) for f in seen}
 
 
 def expected(catalog: Catalog, item: PlanItem, durations: dict, skipped=frozenset(),

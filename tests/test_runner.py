@@ -11,10 +11,11 @@ def test_eta_uses_the_registry_until_it_has_measurements():
     items = [plan.PlanItem("a"), plan.PlanItem("b")]
     assert eta.remaining_seconds(c, items, 0, items[0], 3, 1, {}) == 90
     # "a" took a tenth of its estimate: "b" is expected to take less too, but one
-    # benchmark is little evidence: the scale is drawn towards 1 by a tenth of a round
-    # (3 s of estimate): (1 + 3) / (10 + 3).
+    # benchmark is little evidence: its family's ratio (drawn towards 1 by a second:
+    # 2/11) is drawn towards 1 by a tenth of a round (3 s of estimate).
     left = eta.remaining_seconds(c, items, 0, items[1], 3, 1, {"a": [1.0]})
-    assert left == pytest.approx(20 * 4 / 13 * 3 + 1 * 2)
+    machine = (2 / 11 * 10 + 3) / (10 + 3)
+    assert left == pytest.approx(20 * machine * 3 + 1 * 2)
     # two variants double everything; measured benchmarks take what they took
     assert eta.remaining_seconds(c, items, 2, items[0], 3, 2, {"a": [1.0], "b": [3.0]}) == 8
     # the second variant of the current item: one repetition of it less

@@ -275,7 +275,7 @@ class Store:
                 continue
             timing = (self._json(environment, rid, "runs.environment") or {}).get("timing")
             if timing and timing.get("steps"):
-                out.append(dict(timing, suite=suite, smoke=bool(smoke)))
+                out.append(dict(timing, run=rid, suite=suite, smoke=bool(smoke)))
         return out[:limit]
 
     def resolve(self, ref: str) -> str:
