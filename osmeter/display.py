@@ -553,7 +553,7 @@ class Progress:
             line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
                                                   self.done, self.total, what[:34], eta)
             self._write("\r" + line[:max(20, terminal_width(sys.stderr) - 1)])
-        elif time.monotonic() - self.last_line > 15 or self.done == 0:
+        elif time.monotonic() - self.last_line > 15 or not self.last_line:
             self._write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
             self.last_line = time.monotonic()
 

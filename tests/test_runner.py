@@ -70,3 +70,23 @@ def test_the_countdown_moves_within_an_item(monkeypatch):
     assert cd.now() == 90
     now[0] += 40                # the item overran its estimate
     assert cd.now() == 70
+
+
+def test_the_ticker_redraws_the_progress_line_with_a_moving_eta():
+    """During one long item the progress line is redrawn with the countdown's ETA."""
+    import time
+    from osmeter import runner
+    shown = []
+
+    class Line:
+        def show(self, what, left):
+            shown.append((what, left))
+    cd = eta.Countdown()
+    cd.start(50.0, 0.0)
+    ticker = runner.Ticker(Line(), cd, every=0.02)
+    ticker.what = "ub.loop (1/1)"
+    time.sleep(0.3)
+    ticker.stop()
+    assert len(shown) >= 3 and all(w == "ub.loop (1/1)" for w, _ in shown)
+    lefts = [left for _, left in shown]
+    assert lefts == sorted(lefts, reverse=True) and lefts[0] > lefts[-1]
