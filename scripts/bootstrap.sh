@@ -26,7 +26,7 @@ if [ -n "$need" ]; then
 fi
 
 started=$(date +%s)
-say() { echo "bootstrap: $* ($(( $(date +%s) - started )) s)" >&2; }
+say() { echo "bootstrap [$(( $(date +%s) - started )) s]: $*" >&2; }
 if [ ! -x .venv/bin/python ]; then
     say "creating the virtual environment .venv"
     python3 -m venv .venv
