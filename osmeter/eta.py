@@ -54,9 +54,10 @@ class Remembered:
         for timing in timings:                      # newest first: the newest wins
             preset = "smoke" if timing.get("smoke") else \
                 "quick" if timing.get("suite") == "quick" else "default"
+            skipped = set(timing.get("skipped_known") or [])
             for rid, step in (timing.get("steps") or {}).items():
                 took = sorted(step.get("measured_s") or [])
-                if took:
+                if took and not step.get("skipped") and rid not in skipped:  # 0 s says nothing
                     self.times.setdefault((rid, step.get("preset") or preset),
                                           took[len(took) // 2])
 

@@ -150,10 +150,12 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
               "skipped_known": sorted(skipping),
               # Wall time of each repetition (all variants) beside the core's estimate,
               # so where a run's time went can be read back (bench/suite_timing.py).
-              "steps": {it.result_id: {"estimated_s": round(eta.declared(catalog, it), 3),
-                                       "preset": it.preset,
-                                       "measured_s": [round(d, 3)
-                                                      for d in durations[it.result_id]]}
+              "steps": {it.result_id: dict({"estimated_s": round(eta.declared(catalog, it), 3),
+                                            "preset": it.preset,
+                                            "measured_s": [round(d, 3)
+                                                           for d in durations[it.result_id]]},
+                                           **({"skipped": True} if it.result_id in skipped
+                                              else {}))
                         for it in items if durations.get(it.result_id)}}
 
     # Finalising and storing must not be cut short by a second Ctrl-C or hang-up.

@@ -90,3 +90,22 @@ def test_the_ticker_redraws_the_progress_line_with_a_moving_eta():
     assert len(shown) >= 3 and all(w == "ub.loop (1/1)" for w, _ in shown)
     lefts = [left for _, left in shown]
     assert lefts == sorted(lefts, reverse=True) and lefts[0] > lefts[-1]
+
+
+def test_remembered_times_replace_the_estimates_but_not_with_a_skip():
+    """What a benchmark took on this host last time is its estimate now; a benchmark
+    that skipped then (0 s) keeps the core's estimate (it may run now)."""
+    c = _catalog({"app.video": 300, "mem.read": 1})
+    timings = [{"suite": None, "smoke": False, "skipped_known": [],
+                "steps": {"mem.read": {"measured_s": [30.0, 31.0, 29.0]},
+                          "app.video": {"measured_s": [0.01], "skipped": True}}},
+               {"suite": None, "smoke": False, "skipped_known": ["app.video"],   # older
+                "steps": {"mem.read": {"measured_s": [5.0]},
+                          "app.video": {"measured_s": [0.02]}}}]
+    known = eta.Remembered(c, timings)
+    items = [plan.PlanItem("app.video"), plan.PlanItem("mem.read")]
+    assert known.estimate(items[1]) == 30.0          # the newest run's median
+    assert known.estimate(items[0]) == 300
+    assert eta.first_estimate(known, items, 2) == 660
+    # at the quick preset nothing was remembered: the core's estimate
+    assert known.estimate(plan.PlanItem("mem.read", preset="quick")) == 1
