@@ -30,6 +30,8 @@ COMMANDS = [
     ["noise", "first-system-with-a-long-label", "second", "--name", "both"],
     ["fleet", "--where", "label=*"],
     ["run", "syscall.getpid", "--smoke", "--runs", "2"],
+    ["report", "first-system-with-a-long-label", "second", "-o", "r.html"],
+    ["export", "second", "-o", "second.json"],
     ["--help"], ["run", "--help"], ["compare", "--help"],
 ]
 
