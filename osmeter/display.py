@@ -3,9 +3,7 @@ width, warnings as short tags with a legend), plain tables, the run's header and
 progress line of a run.  Numbers are written by report/numbers.py, as everywhere."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import sys
 import textwrap
 import threading
@@ -18,7 +16,7 @@ from .compare import family_sort_key
 from .model import Result, Run
 from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
 from .report import numbers
-from .width import DEFAULT_WIDTH, fit_table, terminal_width  # noqa: F401 (used elsewhere)
+from .width import fit_table, terminal_width  # noqa: F401 (terminal_width: used elsewhere)
 
 DISTURBED_MARK = "!"
 IMPRECISE_MARK = "~"

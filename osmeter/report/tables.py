@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import textwrap
 
 from .. import compare as cmpmod
 from .. import significance as sig
