@@ -11,7 +11,8 @@ As the run goes the estimate corrects itself: a benchmark measured in this run i
 expected to take what it took, and one not measured yet is scaled by how the measured
 ones compared with their estimates (a machine twice as slow as the reference doubles
 them), per family where the family has measured benchmarks (a busy machine's memory
-benchmarks took 15-30 times their estimate while its system calls took theirs).  The
+benchmarks took 15-45 times their estimate while its system calls took theirs), and
+for a family not measured yet by the families' average on a log scale.  The
 machine's scale is drawn towards 1 by up to PRIOR_S seconds of the reference machine's
 time, so that the first few short benchmarks (whose process start-up dwarfs their
 estimate) do not swing the whole ETA by minutes in the first seconds.  Benchmarks that skipped
@@ -29,6 +30,7 @@ has none: the declared estimates cover it, and the correction covers the machine
 """
 from __future__ import annotations
 
+import math
 import time
 
 from .catalog import Catalog
@@ -92,10 +94,11 @@ def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
     """(machine, {family: scale}): how much longer than declared this machine's
     benchmarks take so far, over all and per family (the memory benchmarks of a busy
     machine may take 20 times their estimate while the system calls take theirs).  The
-    machine's scale is the median family's, drawn towards 1 by PRIOR_S seconds of
-    estimate (at most a tenth of a round); a family's is drawn towards the machine's by
-    FAMILY_PRIOR_S (bench/suite_timing.py --replay chose these on two quick runs of a
-    machine at load 11: within 25% of the time left from 50% of the run on)."""
+    machine's scale is the families' weighted log-average, drawn towards 1 by PRIOR_S
+    seconds of estimate (at most a tenth of a round); a family's is drawn towards the
+    machine's by FAMILY_PRIOR_S.  Chosen with bench/suite_timing.py --replay over four
+    quick runs and a full run of a 2-vCPU VM at load 6-19 (the full run within 25% of
+    the time left from its first minute on; docs in issue 29's note)."""
     rounds = [it for it in items if it.result_id not in skipped]
     prior = max(0.5, min(PRIOR_S, 0.1 * sum(_base(catalog, it) for it in rounds)))
     seen, exp = {}, {}
@@ -105,14 +108,15 @@ def scales(catalog: Catalog, items: list[PlanItem], durations: dict,
             seen[f] = seen.get(f, 0.0) + (sum(durations[it.result_id])
                                           / len(durations[it.result_id]))
             exp[f] = exp.get(f, 0.0) + _base(catalog, it)
-    # The machine: the median family (one family far off its estimates, the memory
-    # benchmarks at a large cache's sizes, says little about the others), drawn
-    # towards 1 while little has been measured.
-    by_family = sorted(_ratio(seen[f], exp[f], 1.0, 1.0) for f in seen)
-    middle = (by_family[(len(by_family) - 1) // 2] + by_family[len(by_family) // 2]) / 2 \
-        if by_family else 1.0
+    # The machine: the families' ratios averaged on a log scale, each weighted by the
+    # estimate it covers, so that one family far off its estimates (the memory
+    # benchmarks at a large cache's sizes, 30x) moves the others less than a plain sum
+    # would (which overestimated the end of a quick run by 3x); drawn towards 1 while
+    # little has been measured.
     evidence = sum(exp.values())
-    machine = (middle * evidence + prior) / (evidence + prior)
+    typical = math.exp(sum(exp[f] * math.log(_ratio(seen[f], exp[f], 1.0, 1.0))
+                           for f in seen) / evidence) if evidence > 0 else 1.0
+    machine = (typical * evidence + prior) / (evidence + prior)
     return machine, {f: _ratio(seen[f], exp[f], FAMILY_PRIOR_S, machine) for f in seen}
 
 
