@@ -25,8 +25,9 @@ never below what the items after it will take.
 Where earlier runs on this host recorded what each benchmark took (environment.timing),
 those times replace the declared estimates (`Remembered`): the estimates come from one
 reference machine, and a VM reporting a 260 MiB L3 cache runs the memory benchmarks at
-sizes up to four times that (at load 12: 25-45 times their estimate).  The first run of a new machine
-has none: the declared estimates cover it, and the correction covers the machine.
+sizes up to four times that (at load 12: 25-45 times their estimate).  The first run of
+a new machine has none: the declared estimates cover it, and the correction covers the
+machine.
 """
 from __future__ import annotations
 
