@@ -134,6 +134,24 @@ def expected(catalog: Catalog, item: PlanItem, durations: dict, skipped=frozense
     return _base(catalog, item) * by_family.get(family(item), machine)
 
 
+def drift(items: list[PlanItem], durations: dict, rep: int, position: int,
+          nvariants: int = 1) -> float:
+    """How much slower (> 1) or faster this round's benchmarks so far ran than the same
+    benchmarks in the earlier rounds: a shared machine's load changes over a run (one
+    quick run's rounds took 62, 50, 55, 80 and 106 s).  Drawn towards 1 by a twentieth
+    of a round."""
+    if rep < 1:
+        return 1.0
+    now = before = 0.0
+    for it in items[:position]:
+        took = durations.get(it.result_id) or []
+        if len(took) >= (rep + 1) * nvariants:     # measured in this round and before
+            now += sum(took[rep * nvariants:(rep + 1) * nvariants]) / nvariants
+            before += sum(took[:rep * nvariants]) / (rep * nvariants)
+    prior = 0.05 * sum(sum(d) / len(d) for d in durations.values() if d)
+    return (now + prior) / (before + prior) if before + prior > 0 else 1.0
+
+
 def remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current: PlanItem,
                       rounds: int, nvariants: int, durations: dict,
                       skipped=frozenset(), variant: int = 0) -> float:
@@ -142,9 +160,11 @@ def remaining_seconds(catalog: Catalog, items: list[PlanItem], rep: int, current
     to the seconds its repetitions took; `skipped`: result ids that skip here (known
     before the run, or seen skipping)."""
     scale = scales(catalog, items, durations, skipped)
+    pace = drift(items, durations, rep, items.index(current), nvariants)
 
     def per_rep(it: PlanItem) -> float:
-        return expected(catalog, it, durations, skipped, scale)
+        took = expected(catalog, it, durations, skipped, scale)
+        return took * pace if durations.get(it.result_id) else took
 
     per_round = sum(per_rep(it) for it in items) * nvariants
     position = items.index(current)

@@ -109,3 +109,17 @@ def test_remembered_times_replace_the_estimates_but_not_with_a_skip():
     assert eta.first_estimate(known, items, 2) == 660
     # at the quick preset nothing was remembered: the core's estimate
     assert known.estimate(plan.PlanItem("mem.read", preset="quick")) == 1
+
+
+def test_a_round_slower_than_the_earlier_ones_slows_the_rest():
+    """The load of a shared machine changes over a run: when this round's benchmarks
+    take twice what they took before, so are the rest expected to (drawn towards the
+    earlier times by a twentieth of a round)."""
+    c = _catalog({"a": 10, "b": 10})
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
+    took = {"a": [10.0, 20.0], "b": [10.0]}
+    prior = 0.05 * (15 + 10)
+    assert eta.drift(items, took, 1, 1) == pytest.approx((20 + prior) / (10 + prior))
+    left = eta.remaining_seconds(c, items, 1, items[1], 2, 1, took)
+    assert left == pytest.approx(10 * (20 + prior) / (10 + prior))
+    assert eta.drift(items, took, 0, 1) == 1.0          # the first round: nothing to say
