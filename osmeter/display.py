@@ -3,10 +3,9 @@ width, warnings as short tags with a legend), plain tables, the run's header and
 progress line of a run.  Numbers are written by numbers.py, as everywhere."""
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,35 +16,14 @@ from .model import Result, Run
 from .results import TOO_SHORT, TOO_SHORT_KEY, too_short
 from .flag_words import (CURVE_TAGS, FAILED_MARK, IMPRECISE_MARK, MARK_WORDS, MARKS, mark_of,
                          tag_of)
-
-DEFAULT_WIDTH = 100          # when the output is not a terminal
-
-
-def terminal_width(stream=None) -> int:
-    """$COLUMNS, else the terminal's width, else 100 (a file or a pipe)."""
-    if os.environ.get("COLUMNS", "").isdigit():
-        return max(40, int(os.environ["COLUMNS"]))
-    stream = stream or sys.stdout
-    try:
-        if stream.isatty():
-            return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
-    except (AttributeError, ValueError, OSError):
-        pass
-    return DEFAULT_WIDTH
+from .width import fit_table, terminal_width  # noqa: F401 (terminal_width: used elsewhere)
 
 
-def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
-    widths = [len(h) for h in header]
-    for r in rows:
-        for i, c in enumerate(r):
-            widths[i] = max(widths[i], len(c))
-
-    def line(cells):
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                         for i, c in enumerate(cells)).rstrip()
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset(),
+          width: int | None = None, fold_first=()) -> str:
+    """Rows in aligned columns under a header, within the terminal's width (width.py:
+    the widest text columns wrap, the last ones, or `fold_first`, fold when they must)."""
+    return "\n".join(fit_table([header] + rows, width, right, fold_first=fold_first))
 
 
 # ---- the summary of a run ---------------------------------------------------------------
@@ -353,8 +331,23 @@ def legend_lines(results: list[Result], groups, common, shared: list[str], width
                      ". In full: osmeter show %s." % run_ref)
     count = flags.count_line(results)
     if count:
-        lines.append(count)
+        lines.append(count + not_counted(results, " Not counted: %s."))
     return [l for line in lines for l in textwrap.wrap(line, width, subsequent_indent="  ")]
+
+
+def not_counted(results, form: str = "%s") -> str:
+    """What a run's result count (flags.counted, the one definition: measured, with a
+    row of its own) leaves out, e.g. '7 skipped, 3 phases too short to time alone', in
+    `form`; '' when nothing is left out."""
+    kept = {id(r) for r in flags.counted(results)}
+    left: dict[str, int] = {}
+    for r in results:
+        if id(r) in kept:
+            continue
+        word = ("skipped" if r.status == "skipped" else "failed" if r.status == "failed"
+                else "phases too short to time alone" if too_short(r) else "without a median")
+        left[word] = left.get(word, 0) + 1
+    return form % ", ".join("%d %s" % (n, w) for w, n in left.items()) if left else ""
 
 
 def results_table(results: list[Result], condense_sweeps: bool = False,
@@ -470,8 +463,13 @@ class Progress:
         self.last_line = 0.0
         self.start = time.monotonic()
         self.first_eta: float | None = None
+        self.lock = threading.Lock()    # the run and its ETA ticker both draw the line
 
     def show(self, what: str, remaining_s: float):
+        with self.lock:
+            self._show(what, remaining_s)
+
+    def _show(self, what: str, remaining_s: float):
         if self.first_eta is None:
             self.first_eta = remaining_s
         if not self.enabled:
@@ -483,11 +481,15 @@ class Progress:
             line = "[%s%s] %d/%d %-34s ETA %s" % ("#" * filled, "-" * (width - filled),
                                                   self.done, self.total, what[:34], eta)
             self._write("\r" + line[:max(20, terminal_width(sys.stderr) - 1)])
-        elif time.monotonic() - self.last_line > 15 or self.done == 0:
+        elif time.monotonic() - self.last_line > 15 or not self.last_line:
             self._write("progress: %d/%d %s, ETA %s\n" % (self.done, self.total, what, eta))
             self.last_line = time.monotonic()
 
     def finish(self):
+        with self.lock:
+            self._finish()
+
+    def _finish(self):
         if self.tty:
             self._write("\r" + " " * max(20, terminal_width(sys.stderr) - 1) + "\r")
 

@@ -458,14 +458,26 @@ def before_run() -> dict:
     is judged against)."""
     snap = Snapshot.take()
     busy = busy_processes(1.0)
+    seen = between(snap, Snapshot.take())
     env = {"load_before": list(snap.load) if snap.load else None, "busy_before": busy,
-           "at_rest": at_rest(before=snap), "warnings": []}
-    ncpu = os.cpu_count() or 1
+           "at_rest": at_rest(before=snap), "others_before": others_before(seen),
+           "warnings": []}
     if busy:
         env["warnings"].append("busy before the run: " + ", ".join(
             "%s (pid %d, %.0f%% CPU)" % (p["command"], p["pid"], p["cpu_share"] * 100)
             for p in busy[:5]))
-    if snap.load and snap.load[0] > 0.5 * ncpu:
-        env["warnings"].append("load average %.2f on %d CPUs before the run"
-                               % (snap.load[0], ncpu))
+    elif env["others_before"]:
+        # No one process stood out, yet others took CPU time: many small ones.
+        env["warnings"].append("other processes used %.0f%% of the %d CPUs in the %.1f s "
+                               "before the run" % (100 * env["others_before"],
+                                                   seen.on(None)["ncpus"], seen.wall_s))
     return env
+
+
+def others_before(seen: Interference) -> float:
+    """The share of the CPUs osmeter may use that other processes took over `seen` (a
+    window before the run), as the monitor judges a benchmark's repetitions: 0 unless it
+    stands out from tick counting by more than MIN_EFFECT.  Not the load average, which
+    trails by minutes (a run right after osmeter's own previous run would be warned of
+    that run)."""
+    return round(others_share([seen.on(None)], MIN_EFFECT), 3)

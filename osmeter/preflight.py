@@ -193,17 +193,21 @@ def load(interval: float = 0.5) -> Finding:
     topic = "Load"
     effect = ("other processes compete for CPUs, caches and memory bandwidth; results "
               "they could move by a verdict's worth are flagged disturbed, with the reason")
-    try:
-        load1 = os.getloadavg()[0]
-    except OSError:
-        return _unknown(topic, "no load average", effect)
     ncpu = os.cpu_count() or 1
+    before = monitor.Snapshot.take()
     busy = monitor.busy_processes(interval)
-    state = "load average %.2f on %d CPU(s)" % (load1, ncpu)
+    seen = monitor.between(before, monitor.Snapshot.take())
+    if seen.other_cpu_s is None:
+        return _unknown(topic, "CPU time is not counted here", effect)
+    # Judged as the monitor judges a run (others' CPU time over the last moment), not by
+    # the load average, which trails by minutes.
+    others = monitor.others_before(seen)
+    state = "other processes used %.0f%% of %d CPU(s) over %.1f s" % (
+        100 * min(1.0, seen.other_cpu_s / max(1e-9, ncpu * seen.wall_s)), ncpu, seen.wall_s)
     if busy:
         state += "; busy: " + ", ".join("%s (pid %d, %.0f%% CPU)" % (
             p["command"], p["pid"], 100 * p["cpu_share"]) for p in busy[:5])
-    if busy or load1 > 0.25 * ncpu:
+    if busy or others:
         return Finding(topic, ADVICE, state, effect,
                        "wait until the machine is idle, or stop what is running")
     return Finding(topic, OK, state)

@@ -13,6 +13,7 @@ import datetime as dt
 import secrets
 import signal
 import tempfile
+import threading
 import time
 from collections import defaultdict
 
@@ -34,9 +35,32 @@ def _raise_interrupted(signum, frame):
     raise Interrupted()
 
 
+class Ticker:
+    """Redraws the progress line every second, so that the ETA moves during long items."""
+
+    def __init__(self, progress, countdown: eta.Countdown, every: float = 1.0):
+        self.progress, self.countdown, self.every = progress, countdown, every
+        self.what = ""
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="osmeter-eta", daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while not self.done.wait(self.every):
+            if self.what:
+                self.progress.show(self.what, self.countdown.now())
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+
+
 def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], opts: Options,
-            store=None) -> list[Run]:
-    """Run the plan and return one Run per variant (stored when a store is given).
+            store=None, skipping=frozenset(), estimates=None) -> list[Run]:
+    """Run the plan and return one Run per variant (stored when a store is given);
+    `skipping`: the result ids known before the run to skip here (needs.py), left out
+    of the ETA; `estimates`: this machine's remembered times (eta.Remembered), else the
+    core's declared estimates are the ETA's start.
 
     On Ctrl-C / SIGTERM / SIGHUP the runs are finalised with what was measured, marked
     'interrupted', stored, and Interrupted is raised to the caller.
@@ -52,7 +76,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             signal.signal(sig, handler)
         raise
     return _measure_and_store(catalog, items, variants, opts, store, runs, scratch_parent,
-                              old_stops)
+                              old_stops, skipping, estimates)
 
 
 def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
@@ -88,7 +112,7 @@ def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
 
 def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[Variant],
                        opts: Options, store, runs: list[Run], scratch_parent: str,
-                       old_stops: dict) -> list[Run]:
+                       old_stops: dict, skipping=frozenset(), estimates=None) -> list[Run]:
     # invocations[v][bench] = list of (rep, Invocation, Interference)
     invocations = [defaultdict(list) for _ in variants]
     durations: dict[str, list[float]] = defaultdict(list)
@@ -98,6 +122,11 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
     first_check = max(opts.runs, stats.repetitions_for())
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
+    skipped = set(skipping)         # known before the run, and seen skipping since
+    source = estimates or catalog   # what the ETA starts from
+    countdown = eta.Countdown()
+    trace = []                      # (seconds into the run, ETA shown) at each item's start
+    ticker = Ticker(progress, countdown) if opts.progress else None
     interrupted = False
     try:
         todo = items
@@ -110,9 +139,16 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                     break
             for item in todo:
                 for v, variant in enumerate(variants):
-                    progress.show("%s (%d/%d)" % (item.result_id, rep + 1, rounds),
-                                  eta.remaining_seconds(catalog, todo, rep, item, rounds,
-                                                        len(variants), durations))
+                    left = eta.remaining_seconds(source, todo, rep, item, rounds,
+                                                 len(variants), durations, skipped, v)
+                    countdown.start(left, left - eta.expected(
+                        source, item, durations, skipped,
+                        eta.scales(source, todo, durations, skipped)))
+                    trace.append((round(progress.elapsed(), 1), round(left, 1)))
+                    what = "%s (%d/%d)" % (item.result_id, rep + 1, rounds)
+                    progress.show(what, left)
+                    if ticker:
+                        ticker.what = what
                     params = effective_params(catalog, item, variant)
                     t0 = time.monotonic()
                     before = monitor.Snapshot.take()
@@ -121,11 +157,15 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                                           env=opts.env)
                     interference = monitor.between(before, monitor.Snapshot.take())
                     durations[item.result_id].append(time.monotonic() - t0)
+                    if inv.status == "skipped":
+                        skipped.add(item.result_id)
                     invocations[v][item.result_id].append((rep, inv, interference))
                     progress.done += 1
     except (KeyboardInterrupt, Interrupted):
         interrupted = True
     finally:
+        if ticker:
+            ticker.stop()
         # Finalising and storing must not be cut short by a second Ctrl-C or hang-up; a
         # SIGTERM stops a wait for the store, and the run is kept as a file instead
         # (safekeeping.SafeStore.on_sigterm), or is ignored.
@@ -137,11 +177,16 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
     timing = {"measuring_s": round(progress.elapsed(), 3),
               "first_estimate_s": round(progress.first_eta, 3)
               if progress.first_eta is not None else None,
+              "eta_trace": trace,
+              "skipped_known": sorted(skipping),
               # Wall time of each repetition (all variants) beside the core's estimate,
               # so where a run's time went can be read back (bench/suite_timing.py).
-              "steps": {it.result_id: {"estimated_s": round(eta.declared(catalog, it), 3),
-                                       "measured_s": [round(d, 3)
-                                                      for d in durations[it.result_id]]}
+              "steps": {it.result_id: dict({"estimated_s": round(eta.declared(catalog, it), 3),
+                                            "preset": it.preset,
+                                            "measured_s": [round(d, 3)
+                                                           for d in durations[it.result_id]]},
+                                           **({"skipped": True} if it.result_id in skipped
+                                              else {}))
                         for it in items if durations.get(it.result_id)}}
 
     try:

@@ -3,7 +3,8 @@
 # then a local environment in .venv with osmeter installed (the core built by pip).
 # On Debian/Ubuntu as root, missing system packages are installed with apt-get.
 # The install is skipped when nothing it is made from changed since the last one (a
-# stamp in .venv holds the hash of the sources, the extras and the Python).
+# stamp in .venv holds the hash of the sources and the Python, and the extras installed;
+# an install with more extras than asked for will do).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -27,15 +28,21 @@ if [ -n "$need" ]; then
     fi
 fi
 
+started=$(date +%s)
+say() { echo "bootstrap [$(( $(date +%s) - started )) s]: $*" >&2; }
 if [ ! -x .venv/bin/python ]; then
+    say "creating the virtual environment .venv"
     python3 -m venv .venv
 fi
-extras="${OSMETER_EXTRAS:-}"
+# The extras asked for ("[test]" for ./run-tests, none for ./run-benchmarks); an install
+# that already has them (or more) will do: the two commands share one .venv.
+extras=$(echo "${OSMETER_EXTRAS:-}" | tr -d '[] ')
 stamp=.venv/.osmeter-install-stamp
-# What the install is made from: the package, the core's sources, the build files.
-sources_hash=$(.venv/bin/python - "$extras" <<'EOF'
+# What the install is made from: the package, the core's sources, the build files and
+# the Python; the stamp's second line names the extras installed with it.
+sources_hash=$(.venv/bin/python - <<'EOF'
 import hashlib, os, sys
-h = hashlib.sha256(("%s|%s" % (sys.argv[1], sys.version)).encode())
+h = hashlib.sha256(sys.version.encode())
 for top in ("osmeter", "core", "setup.py", "pyproject.toml"):
     paths = [top] if os.path.isfile(top) else sorted(
         os.path.join(d, f) for d, dirs, files in os.walk(top)
@@ -48,10 +55,40 @@ for top in ("osmeter", "core", "setup.py", "pyproject.toml"):
 print(h.hexdigest())
 EOF
 )
-if [ -x .venv/bin/osmeter ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sources_hash" ]; then
-    echo "bootstrap: osmeter in .venv is up to date (nothing changed since it was installed)" >&2
-    exit 0
+installed_hash=$(sed -n 1p "$stamp" 2>/dev/null || true)
+installed_extras=$(sed -n 2p "$stamp" 2>/dev/null || true)
+missing=""
+for e in $(echo "$extras" | tr ',' ' '); do
+    case ",$installed_extras," in *",$e,"*) ;; *) missing="$missing,$e" ;; esac
+done
+missing=${missing#,}
+all_extras=$(echo "$installed_extras,$extras" | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)
+if [ -x .venv/bin/osmeter ] && [ "$installed_hash" = "$sources_hash" ]; then
+    if [ -z "$missing" ]; then
+        echo "bootstrap: osmeter in .venv is up to date (nothing changed since it was installed)" >&2
+        exit 0
+    fi
+    # Only the extras' own packages are missing: install those, not osmeter again.
+    say "installing the packages of the extra(s) $missing into .venv (pip)"
+    if reqs=$(.venv/bin/python - "$missing" <<'EOF'
+import sys
+try:
+    import tomllib
+except ImportError:         # Python < 3.11: the whole install below does it
+    sys.exit(1)
+with open("pyproject.toml", "rb") as f:
+    extras = tomllib.load(f)["project"]["optional-dependencies"]
+print("\n".join(r for e in sys.argv[1].split(",") for r in extras[e]))
+EOF
+    ) && { [ -z "$reqs" ] || echo "$reqs" | tr '\n' '\0' | xargs -0 .venv/bin/python -m pip install -q; }; then
+        printf '%s\n%s\n' "$sources_hash" "$all_extras" > "$stamp"
+        say "done"
+        exit 0
+    fi
 fi
+say "updating pip in .venv"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install -q ".$extras"
-echo "$sources_hash" > "$stamp"
+say "installing osmeter${all_extras:+ with [$all_extras]} into .venv (pip builds the C core with cc, about 20 s)"
+.venv/bin/python -m pip install -q ".${all_extras:+[$all_extras]}"
+printf '%s\n%s\n' "$sources_hash" "$all_extras" > "$stamp"
+say "osmeter installed in .venv"

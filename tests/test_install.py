@@ -4,6 +4,7 @@ virtual environment.  Both must give a working `osmeter` that finds its core; a 
 Debian Python refuses plain `pip install .` (PEP 668), which is why the README offers
 these two."""
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,6 +98,30 @@ def test_bootstrap_skips_the_install_when_nothing_changed(home):
                              capture_output=True, text=True, timeout=900)
     assert changed.returncode == 0 and "up to date" not in changed.stderr
     assert (src / ".venv" / ".osmeter-install-stamp").read_text() != stamp
+
+
+def test_run_tests_and_run_benchmarks_share_one_install_in_either_order(home):
+    """The two commands ask for different extras ([test], none): an install with more
+    extras than asked for will do, and a missing extra installs its own packages, not
+    osmeter again.  The set-up says what it does while it does it."""
+    src, h, env = home
+    pyproject = src / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[project.optional-dependencies]\n",
+        "[project.optional-dependencies]\nempty = []\nnone = []\n"))
+    first = _run("OSMETER_EXTRAS='[empty]' sh scripts/bootstrap.sh", src, env)
+    assert re.search(r"bootstrap \[\d+ s\]: installing osmeter with \[empty\] into .venv",
+                     first.stderr), first.stderr
+    assert re.search(r"bootstrap \[\d+ s\]: osmeter installed in .venv", first.stderr)
+    plain = _run("sh scripts/bootstrap.sh", src, env)        # ./run-benchmarks after
+    assert "osmeter in .venv is up to date" in plain.stderr, plain.stderr
+    other = _run("OSMETER_EXTRAS='[none]' sh scripts/bootstrap.sh", src, env)
+    assert "installing the packages of the extra(s) none" in other.stderr, other.stderr
+    assert "installing osmeter" not in other.stderr
+    both = _run("OSMETER_EXTRAS='[empty]' sh scripts/bootstrap.sh", src, env)
+    assert "up to date" in both.stderr
+    assert (src / ".venv" / ".osmeter-install-stamp").read_text().split("\n")[1] == \
+        "empty,none"
 
 
 def test_an_sdist_carries_the_core_and_installs(home):

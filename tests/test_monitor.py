@@ -62,3 +62,25 @@ def test_ps_lines_with_spaces_in_the_command():
     assert monitor.parse_ps(out) == {
         1: ("/sbin/launchd", pytest.approx(201.45)),
         345: ("/Applications/Some App.app/Contents/MacOS/Some App", pytest.approx(0.02))}
+
+
+def test_the_warning_before_a_run_is_about_others_now_not_the_load_average(monkeypatch):
+    """A load average of 14 left by osmeter's own previous run is no warning; CPU time
+    other processes took in the moment before the run is, measured as a run's
+    repetitions are judged."""
+    from osmeter import monitor
+    monkeypatch.setattr(monitor.os, "getloadavg", lambda: (14.22, 9.0, 4.0))
+    monkeypatch.setattr(monitor, "busy_processes", lambda interval=0.5: [])
+    quiet = monitor.Interference(wall_s=1.0, other_cpu_s=0.0, tick_s=0.01, total_ticks=200)
+    monkeypatch.setattr(monitor, "between", lambda a, b: quiet)
+    env = monitor.before_run()
+    assert env["warnings"] == [] and env["others_before"] == 0
+    assert env["load_before"][0] == 14.22          # still recorded, as a fact
+    ncpu = monitor.os.cpu_count() or 1     # no per-CPU counts here: all of them
+    busy = monitor.Interference(wall_s=1.0, other_cpu_s=0.5 * ncpu, tick_s=0.01,
+                                total_ticks=100 * ncpu)
+    monkeypatch.setattr(monitor, "between", lambda a, b: busy)
+    env = monitor.before_run()
+    assert env["others_before"] == pytest.approx(0.5, abs=0.01)
+    assert env["warnings"] == ["other processes used 50%% of the %d CPUs in the 1.0 s "
+                               "before the run" % ncpu]

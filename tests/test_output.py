@@ -112,3 +112,26 @@ def test_a_time_of_zero_is_below_resolution_not_a_result():
     text = display.results_table([r], width=100)
     line = next(l for l in text.splitlines() if "app.start.sh system" in l)
     assert "below resolution" in line and "0 ns" not in line and "[0, 0]" not in line
+
+
+def test_runs_the_report_and_the_count_line_count_results_alike(smoke_run, tmp_path):
+    """One definition of a result (measured, with a row of its own: flags.counted): the
+    same number in `osmeter runs`, the report's header and the run's count line; what
+    is left out (skipped, failed, phases too short to time alone) is said once, beside
+    the count line."""
+    db, first, run = smoke_run
+    results = [Result.from_dict(r) for r in run["results"]]
+    n = len(flags.counted(results))
+    assert 0 < n < len(results)            # a smoke run has skipped rows and short phases
+    listed = json.loads(osmeter("runs", "--json", db=db, check=0).stdout)
+    assert [r["results"] for r in listed] == [n]
+    assert listed[0]["rows"] == len(results)
+    table = osmeter("runs", db=db, check=0, env={"COLUMNS": "200"}).stdout
+    assert re.search(r"\s%d\n" % n, table.splitlines()[2] + "\n"), table
+    count = re.search(r"(\d+) (?:of (\d+) )?results?[:\s]", " ".join(first.stdout.split()))
+    assert int(count.group(2) or count.group(1)) == n, count.group(0)
+    flat = " ".join(first.stdout.split())
+    assert flat.count("Not counted:") == 1
+    report = tmp_path / "r.html"
+    osmeter("report", "latest", "-o", report, db=db, check=0)
+    assert re.search(r"1 run, %d results\." % n, report.read_text())

@@ -165,3 +165,68 @@ def test_png_figures_for_papers(tmp_path, capsys, monkeypatch):
     assert cli.main(args) == 2
     assert "need rsvg-convert" in capsys.readouterr().err
     assert cli.main(["--db", db, "report", "ra", "--png"]) == 2
+
+
+def _sections(text: str) -> list[str]:
+    """The ids (or titles) of the page's h2 sections, in order."""
+    return [m.group(1) or m.group(2) for m in
+            re.finditer(r'<h2(?: id="([^"]+)")?>([^<]*)</h2>', text)]
+
+
+def test_the_headline_comes_first_and_answers_the_question():
+    """Before any other section: the machine in one line per run, the overall and
+    per-category indices with intervals, the largest differences, the studies at a
+    glance, then what was flagged (the count line)."""
+    text, _ = html.render(compare.compare(runs3()))
+    assert _sections(text)[0] == "Headline"
+    head = text[text.index('<section id="headline">'):text.index("</section>")]
+    for run in runs3():
+        assert '<b>%s</b>' % run.label in head
+    assert head.count('class="machine"') == 3 and "glibc" in head
+    assert "ratios to linux-a" in head and "<th>overall</th>" in head
+    assert re.search(r"×[\d.]+ \[[\d.]+–[\d.]+\]", head)          # an index, its interval
+    assert "The largest differences from linux-a" in head
+    assert "Against the studies, at a glance" in head
+    assert "Flagged" in head and "results" in head
+    # the legends come after it, each where it applies
+    assert text.index("Ratios: speed relative") > text.index("</section>")
+
+
+def test_a_single_run_report_has_no_baseline_legend_nor_its_id_twice():
+    run = make_run("ra", "ra", seed=1)
+    run.label = None
+    text, _ = html.render(compare.compare([run]))
+    assert _sections(text)[0] == "Headline"
+    body = text[text.index("<body>"):].lower()
+    assert "baseline" not in re.sub(r"<svg.*?</svg>", "", body, flags=re.S)
+    runs_table = text[text.index('<h2 id="runs">'):]
+    runs_table = runs_table[:runs_table.index("</table>")]
+    assert runs_table.count(run.id) == 1
+
+
+def test_skipped_benchmarks_are_one_line_each_and_titles_name_the_axis_unit():
+    """A benchmark skipped in every run is one table line with its reason, no empty
+    chart and no fold of sizes; a bar chart's title names the unit its axis shows."""
+    from osmeter.model import Result
+    run = make_run("ra", "ra", seed=1)
+    run.results.append(Result(bench="app.cpu.avi_play", metric="cpu", x=None, x_name=None,
+                              unit="%", better="lower", shape="point", params={},
+                              status="skipped", reason="ffmpeg not installed"))
+    run.results.append(Result(bench="mem.copy", metric="bandwidth", x=None, x_name="bytes",
+                              unit="MB/s", better="higher", shape="sweep", params={},
+                              status="skipped", reason="cannot allocate"))
+    text, figures = html.render(compare.compare([run]))
+    assert "app.cpu.avi_play: skipped: ffmpeg not installed" in text
+    assert "mem.copy: skipped: cannot allocate" in text
+    assert "1 sizes" not in text
+    assert not [n for n, _ in figures if "avi_play" in n or "mem.copy" in n]
+    scaled = 0
+    for name, s in figures:
+        if 'data-kind="bar"' not in s:
+            continue
+        texts = re.findall(r"<text[^>]*>([^<]*)</text>", s)
+        title_unit = re.match(r".* \((.*)\)$", texts[0]).group(1)
+        assert any(t in (title_unit, title_unit + " (log scale)") for t in texts[1:]), \
+            (name, texts[0])                  # the axis says the title's unit
+        scaled += title_unit not in name      # stored in ns, drawn in µs
+    assert scaled                             # (so the check above can fail)

@@ -62,6 +62,17 @@ def test_real_report_in_chromium(real_report):
     path, runs, figures = real_report
     with Browser(CHROMIUM) as b:
         b.open(path.as_uri(), 1366, 768)
+        # The first screen answers the question: the headline is the first section and
+        # starts near the top, each run's machine on it.
+        first = b.evaluate("""(() => {
+            const h = document.querySelector('section#headline');
+            const h2 = document.querySelector('h2');
+            return [h2.innerText, h ? h.getBoundingClientRect().top : -1,
+                    h ? h.querySelectorAll('p.machine').length : 0,
+                    h ? h.innerText : ''];
+        })()""")
+        assert first[0] == "Headline" and 0 <= first[1] < 200, first[:2]
+        assert first[2] == len(runs) and "Flagged" in first[3]
         _check(b, 1366)
         wide = b.evaluate("""Array.from(document.querySelectorAll('div.scroll'))
             .filter(d => d.offsetParent !== null && d.scrollWidth > d.clientWidth + 1)

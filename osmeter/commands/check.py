@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 from .. import preflight
+from ..width import terminal_width
 
 
 def register(subparsers) -> None:
@@ -28,20 +29,24 @@ def handle(args) -> int:
         json.dump([f.to_dict() for f in findings], sys.stdout, indent=1)
         print()
         return 0
-    print("osmeter check: what on this machine makes results vary (advice only; nothing is "
-          "changed)\n")
-    width = max(len(f.topic) for f in findings)
+    columns = terminal_width()
+    print(textwrap.fill("osmeter check: what on this machine makes results vary (advice "
+                        "only; nothing is changed)", columns) + "\n")
+    topic_w = max(len(f.topic) for f in findings)
     for f in findings:
-        print("%-8s %-*s  %s" % (f.verdict.upper() if f.verdict != "ok" else "ok", width,
-                                 f.topic, f.state))
+        head = "%-8s %-*s  " % (f.verdict.upper() if f.verdict != "ok" else "ok", topic_w,
+                                f.topic)
+        print(textwrap.fill(f.state, columns, initial_indent=head,
+                            subsequent_indent=" " * len(head)))
         for label, text in (("effect", f.effect if f.verdict != "ok" else ""),
                             ("change", f.change)):
             if text:
-                print(textwrap.fill(text, 100, initial_indent=" " * 9 + label + ": ",
+                print(textwrap.fill(text, columns, initial_indent=" " * 9 + label + ": ",
                                     subsequent_indent=" " * 17))
     advice = sum(1 for f in findings if f.verdict == preflight.ADVICE)
     unknown = sum(1 for f in findings if f.verdict == preflight.UNKNOWN)
-    print("\n%d of %d checks give advice, %d cannot be read here.  Whatever is left, "
-          "osmeter's intervals and between-run noise (osmeter noise) show what it costs."
-          % (advice, len(findings), unknown))
+    print("\n" + textwrap.fill(
+        "%d of %d checks give advice, %d cannot be read here.  Whatever is left, osmeter's "
+        "intervals and between-run noise (osmeter noise) show what it costs."
+        % (advice, len(findings), unknown), columns))
     return 0

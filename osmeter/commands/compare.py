@@ -18,6 +18,7 @@ from .. import noise as noisemod
 from .. import significance as sig
 from .. import studies
 from .. import writes
+from ..width import fit_lines, terminal_width
 from .common import add_where, fail, load_runs
 
 
@@ -90,7 +91,10 @@ def study_text(cmp, ids: list[str], markdown: bool, as_json: bool) -> str:
     views = [studies.build(i, cmp) for i in ids]
     if as_json:
         return "[\n" + ",\n".join(study.json_text(v).rstrip() for v in views) + "\n]\n"
-    return "\n".join(study.text(v, markdown) for v in views)
+    text = "\n".join(study.text(v, markdown) for v in views)
+    if markdown:
+        return text
+    return "\n".join(fit_lines(text.split("\n"))) + ("\n" if text.endswith("\n") else "")
 
 
 def handle(args) -> int:
@@ -123,7 +127,6 @@ def handle(args) -> int:
     elif args.md:
         text = tables.markdown(cmp, args.references)
     else:
-        from ..display import terminal_width
         text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
     if args.output and args.output != "-":
         writes.write_file(args.output, text)
@@ -135,20 +138,19 @@ def handle(args) -> int:
         from ..formats import junit
         junit.write_gate(gate, cmp, args.junit)
     # The outcome goes to stderr too, so a CI log shows it whatever the format.
-    for r in gate.having(gatemod.FAIL):
-        print("osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message),
-              file=sys.stderr)
+    lines = ["osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message)
+             for r in gate.having(gatemod.FAIL)]
     undecided = gate.having(gatemod.UNDECIDED)
-    for r in undecided[:10]:
-        print("osmeter: undecided: %s in %s: %s" % (r.label, r.run_name, r.message),
-              file=sys.stderr)
+    lines += ["osmeter: undecided: %s in %s: %s" % (r.label, r.run_name, r.message)
+              for r in undecided[:10]]
     if len(undecided) > 10:
-        print("osmeter: undecided: %d more (see the gate in the output)"
-              % (len(undecided) - 10), file=sys.stderr)
-    print("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
+        lines.append("osmeter: undecided: %d more (see the gate in the output)"
+                     % (len(undecided) - 10))
+    lines.append("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
         gate.outcome.upper(), gate.threshold_pct, "; ".join(
             "%d %s" % (len(gate.having(o)), o) for o in
             (gatemod.FAIL, gatemod.UNDECIDED, gatemod.PASS, gatemod.NOT_JUDGED)
             if gate.having(o)), gate.exit_code,
-        "; " + gate.note if gate.note else ""), file=sys.stderr)
+        "; " + gate.note if gate.note else ""))
+    print("\n".join(fit_lines(lines, terminal_width(sys.stderr))), file=sys.stderr)
     return gate.exit_code

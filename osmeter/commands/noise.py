@@ -11,6 +11,7 @@ import json
 import math
 import sys
 
+from ..width import fit_lines
 from .. import display
 from .. import noise as noisemod
 from .. import writes
@@ -125,4 +126,4 @@ def describe(profile) -> str:
     lines.append("between runs: standard deviation of a run's mean log value beyond what "
                  "its repetitions explain; within a run: of one repetition's median (both "
                  "relative).")
-    return "\n".join(lines)
+    return "\n".join(fit_lines("\n".join(lines).split("\n")))

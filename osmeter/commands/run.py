@@ -5,12 +5,14 @@ import argparse
 import math
 import os
 import shlex
+import socket
 import sys
 
 from .. import compare as cmpmod
-from .. import (adaptive, coreproc, display, exchange, plan, runner, safekeeping, stats,
-                suitefile, text, user_command, writes)
+from .. import (adaptive, coreproc, display, eta, exchange, needs, plan, runner, safekeeping,
+                stats, suitefile, text, user_command, writes)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
+from ..store import StoreError
 from . import report
 from .serve import SECRET_ENV
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
@@ -125,14 +127,24 @@ def run_plan(args) -> int:
                         timeout=timeout, env=env, progress=not args.quiet,
                         command=command_line(), until_ci=args.until_ci,
                         max_runs=args.max_runs)
-    print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s"
+    will_skip = needs.skips([(it.result_id, it.bench, plan.effective_params(catalog, it, v))
+                             for it in items for v in variants])
+    skipping = frozenset(s.bench for s in will_skip)
+    estimates = remembered(catalog, store)
+    print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
              if args.until_ci else runs,
-             " x %d variants" % len(variants) if len(variants) > 1 else "", store.location),
+             " x %d variants" % len(variants) if len(variants) > 1 else "", store.location,
+             display.fmt_duration(eta.first_estimate(estimates, items, runs, len(variants),
+                                                     skipping))),
           file=sys.stderr)
+    if will_skip:
+        print("\n".join(needs.summary_lines(will_skip, display.terminal_width(sys.stderr))),
+              file=sys.stderr)
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
-        done = runner.execute(catalog, items, variants, opts, store=kept)
+        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping,
+                              estimates=estimates)
     except runner.Interrupted:
         if kept.problems:
             print("osmeter: interrupted", file=sys.stderr)
@@ -180,6 +192,16 @@ def run_plan(args) -> int:
     if failed:
         print("osmeter: %d result(s) failed; see above" % failed, file=sys.stderr)
     return 1 if failed or unwritten else 0
+
+
+def remembered(catalog: Catalog, store) -> eta.Remembered:
+    """What benchmarks took in the latest runs on this host, for the ETA (none when the
+    store cannot say: the declared estimates then)."""
+    try:
+        timings = store.recent_timings(socket.gethostname())
+    except StoreError:
+        timings = []
+    return eta.Remembered(catalog, timings)
 
 
 def not_stored(kept: safekeeping.SafeStore, code: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..width import fit_table
 from .. import coreproc, sysinfo
 
 
@@ -24,11 +25,14 @@ def handle(args) -> int:
         json.dump(info, sys.stdout, indent=1)
         print()
         return 0
+    rows = []
+
     def walk(prefix, obj):
         if isinstance(obj, dict):
             for k, v in obj.items():
                 walk("%s.%s" % (prefix, k) if prefix else k, v)
         else:
-            print("%-40s %s" % (prefix, obj))
+            rows.append([prefix, str(obj)])
     walk("", info)
+    print("\n".join(fit_table([["key", "value"]] + rows)))
     return 0

@@ -2,15 +2,13 @@
 grid as a Markdown table.  Every text renderer of report/ lays its tables out here."""
 from __future__ import annotations
 
+from ..width import fit_table
 
-def align(table: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    out = []
-    for k, r in enumerate(table):
-        out.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if k == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return out
+
+def align(table: list[list[str]], width: int | None = None) -> list[str]:
+    """The table in columns within `width` (width.fit_table: text columns wrap, the last
+    ones fold under their row when they must), a dashed rule under the header."""
+    return fit_table(table, width)
 
 
 def markdown_table(table: list[list[str]]) -> list[str]:

@@ -6,6 +6,7 @@ figure is an inline SVG from svg.py and can also be written as a separate .svg f
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from datetime import datetime, timezone
@@ -14,7 +15,7 @@ from html import escape
 
 from .. import compare as cmpmod
 from .. import display, flags
-from .. import remote
+from .. import remote, studies
 from .. import numbers, writes
 from . import against, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
@@ -175,17 +176,21 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
         if row.shape in ("point", "derived"):
             bars = [(i, c.median, c.ci_low, c.ci_high) if c is not None and c.status == "ok"
                     else (i, None, None, None) for i, c in enumerate(row.cells)]
-            by_unit.setdefault(row.unit, []).append((row.label, bars, row.better))
+            if any(m is not None for _, m, _, _ in bars):   # a skipped row: its table line
+                by_unit.setdefault(row.unit, []).append((row.label, bars, row.better))
     for unit, groups in by_unit.items():
         better = {g[2] for g in groups}
         note = "median with its interval (levels in the table); " + (
             "lower is better" if better == {"lower"} else
             "higher is better" if better == {"higher"} else "see the table for direction")
         drawn = sum(1 for _, bars, _ in groups for _, m, _, _ in bars if m is not None)
+        # The title names the unit the axis shows (GB/s, not the stored MB/s).
+        shown = numbers.axis_unit([v for _, bars, _ in groups for _, m, lo, hi in bars
+                                   for v in (m, lo, hi) if v is not None], unit)[1]
         page.figure("%s_%s" % (cat, unit.replace("/", "per")),
-                    svg.bar_chart("%s (%s)" % (cat, unit), unit,
+                    svg.bar_chart("%s (%s)" % (cat, shown), unit,
                                   [(l, b) for l, b, _ in groups], names, note),
-                    "%s: %d results in %s, %s" % (cat, len(groups), unit, _points(drawn)))
+                    "%s: %d results in %s, %s" % (cat, len(groups), shown, _points(drawn)))
     # Curves over size: one chart per (bench, metric) sweep, every size of every run.
     for (bench, metric), srows in sweeps_of(rows).items():
         first = srows[0]
@@ -232,6 +237,20 @@ def _category_figures(page: Page, cmp, cat: str) -> None:
                     % (numbers.ordinal(step), numbers.number(total), numbers.number(drawn))))
 
 
+def _measured_nowhere(row) -> bool:
+    return all(c is None or c.status != "ok" or c.median is None for c in row.cells)
+
+
+def _why_not(cmp, row) -> str:
+    """'skipped: ffmpeg not installed' (per run where the runs differ)."""
+    said = ["%s%s" % ("not run" if c is None else c.status,
+                      ": " + c.reason if c is not None and c.reason else "")
+            for c in row.cells]
+    if len(set(said)) == 1:
+        return said[0]
+    return "; ".join("%s: %s" % (n, w) for n, w in zip(cmp.names, said))
+
+
 def _category_table(cmp, cat: str, common) -> str:
     """The category's rows in human units; each curve over size folded into one row
     whose sizes open on demand."""
@@ -241,6 +260,12 @@ def _category_table(cmp, cat: str, common) -> str:
     for row in cmp.rows_in(cat):
         if is_too_short(row):
             short.append(row)
+            continue
+        if _measured_nowhere(row):       # skipped or failed in every run: one line
+            if row.bench not in done:
+                done.add(row.bench)
+                rows.append(['<td colspan="%d">%s: %s</td>' % (
+                    len(head), escape(row.bench), escape(_why_not(cmp, row)))])
             continue
         if row.shape != "sweep":
             rows.append(["<td>%s</td>" % escape(row.label)] + _value_cells(cmp, row, common) +
@@ -292,30 +317,143 @@ def _category_section(page: Page, cmp, cat: str, common) -> None:
     page.add(_category_table(cmp, cat, common))
 
 
+def machine_line(run) -> str:
+    """The machine a run measured, in one line: host, OS, kernel, CPU, memory, libc."""
+    si = run.sysinfo or {}
+
+    def part(key) -> dict:
+        return si.get(key) if isinstance(si.get(key), dict) else {}
+    cpu, libc, kernel = part("cpu"), part("libc"), part("kernel")
+    threads = cpu.get("threads")
+    memory = si.get("memory_bytes")
+    bits = [part("os").get("name") or (si.get("os") if isinstance(si.get("os"), str) else None),
+            " ".join(str(v) for v in (kernel.get("name"), kernel.get("release")) if v) or None,
+            "%s%s" % (cpu.get("model") or "CPU unknown",
+                      " × %d threads" % threads if threads else ""),
+            "%s memory" % numbers.quantity(memory, "bytes") if memory else None,
+            " ".join(str(v) for v in (libc.get("name"), libc.get("version")) if v) or None]
+    return "%s: %s" % (si.get("hostname") or "host unknown", ", ".join(b for b in bits if b))
+
+
 def _runs_table(cmp) -> str:
+    """The runs: name (the label, else the id: then no second id column), when, suite;
+    the baseline marked when there are several (the machines are in the headline)."""
+    multi = len(cmp.runs) > 1
+    labelled = any(r.name != r.id for r in cmp.runs)
     rows = []
     for i, r in enumerate(cmp.runs):
-        si = r.sysinfo or {}
-        cpu = si.get("cpu") if isinstance(si.get("cpu"), dict) else {}
-        os_ = si.get("os")
-        os_s = os_.get("name", "") if isinstance(os_, dict) else str(os_ or "")
-        kernel = si.get("kernel")
-        kernel = kernel.get("release") if isinstance(kernel, dict) else kernel
-        rows.append(["<td>%s%s</td>" % (_swatch(i), escape(r.name))] + [
-            "<td>%s</td>" % escape(str(v)) for v in (
-                r.id, r.started, r.suite or "—", "yes" if r.smoke else "no",
-                os_s or "—", kernel or "—", cpu.get("model") or "—",
-                "baseline" if i == cmp.baseline else "")])
-    return _table(["run", "id", "started", "suite", "smoke", "OS", "kernel", "CPU", ""], rows,
-                  raw=True)
+        cells = ["<td>%s%s</td>" % (_swatch(i) if multi else "", escape(r.name))]
+        cells += ["<td>%s</td>" % escape(str(v)) for v in (
+            ([r.id] if labelled else []) +
+            [r.started, (r.suite or "custom") + (", smoke" if r.smoke else "")] +
+            (["baseline" if i == cmp.baseline else ""] if multi else []))]
+        rows.append(cells)
+    return _table(["run"] + (["id"] if labelled else []) + ["started", "suite"] +
+                  ([""] if multi else []), rows, raw=True)
+
+
+HEADLINE_DIFFERENCES = 5        # the largest differences shown first
+
+
+def _largest_differences(cmp) -> list:
+    """(row, run index, cell) of the largest differences from the baseline, verdicts
+    first, then by the size of the ratio; phases too short to time alone left out."""
+    found = []
+    for row in cmp.rows:
+        if is_too_short(row):
+            continue
+        for i, c in enumerate(row.cells):
+            if i == cmp.baseline or c is None or c.ratio is None or c.ratio <= 0:
+                continue
+            significant = bool(c.verdict is not None and c.verdict.significant)
+            found.append((not significant, -abs(math.log(c.ratio)), row.label, i, row, c))
+    found.sort(key=lambda f: f[:3])
+    return [(row, i, c) for _, _, _, i, row, c in found[:HEADLINE_DIFFERENCES]]
+
+
+def _references_glance(cmp) -> list[list[str]]:
+    """Per study: how many of its published numbers these runs measured, and the
+    geometric mean speed-up over its machines per run."""
+    by_study: dict[str, list] = {}
+    for rr in studies.against(cmp.runs):
+        by_study.setdefault(rr.ref.study, []).append(rr)
+    rows = []
+    for study_id, rrs in by_study.items():
+        measured = sum(1 for rr in rrs if any(v is not None for v in rr.ours))
+        cells = [study_id, "%d of %d" % (measured, len(rrs))]
+        for i in range(len(cmp.runs)):
+            ups = [rr.speedups[i] for rr in rrs
+                   if rr.speedups[i] is not None and rr.speedups[i] > 0]
+            cells.append("×%s over %d numbers" % (
+                fmt(math.exp(sum(map(math.log, ups)) / len(ups))), len(ups)) if ups else "—")
+        rows.append(cells)
+    return rows
+
+
+def _headline(page: Page, cmp, references: bool) -> None:
+    """The first screen: the machine, how it compares (indices, the largest differences,
+    the studies at a glance), then what was flagged and why."""
+    multi = len(cmp.runs) > 1
+    page.add('<section id="headline"><h2>Headline</h2>')
+    for i, run in enumerate(cmp.runs):
+        page.add('<p class="machine">%s<b>%s</b>%s — %s</p>' % (
+            _swatch(i) if multi else "", escape(run.name),
+            " (baseline)" if multi and i == cmp.baseline else "", escape(machine_line(run))))
+    if multi and cmp.index:
+        base = cmp.names[cmp.baseline]
+        others = [i for i in range(len(cmp.runs)) if i != cmp.baseline]
+        cats = [c for c in cmp.categories if c in cmp.index]
+        page.add('<p class="note">Indices: the geometric mean of the ratios to %s per '
+                 'category and overall; &gt; 1 = better [95%% interval].</p>' % escape(base))
+        page.add(_table(["run", "overall"] + cats, [
+            [cmp.names[i], fmt_index(cmp.overall[i], cmp.overall_ci[i])] +
+            [fmt_index(cmp.index[c][i], cmp.index_ci[c][i]) for c in cats] for i in others]))
+        largest = _largest_differences(cmp)
+        if largest:
+            page.add("<h3>The largest differences from %s</h3>" % escape(base))
+            page.add(_table(["result", "run", "ratio (> 1 = better) [interval]", "verdict"],
+                            [[row.label, cmp.names[i], fmt_cell_ratio(c),
+                              verdict_text(c) or "no clear difference"]
+                             for row, i, c in largest]))
+    glance = _references_glance(cmp)
+    if glance:
+        page.add("<h3>Against the studies, at a glance</h3>")
+        page.add('<p class="note">Speed-up of this machine over the studies\' machines '
+                 '(geometric mean over the published numbers it measured; &gt; 1 = faster)%s.'
+                 '</p>' % (': every number in <a href="#studies">Against the studies</a>'
+                           if references else "; every number: osmeter report RUN "
+                           "--references"))
+        page.add(_table(["study", "published numbers measured"] + cmp.names, glance))
+    _flagged(page, cmp)
+    page.add("</section>")
+
+
+def _flagged(page: Page, cmp) -> None:
+    """What was flagged, with its cause: each run's count line (what is not counted said
+    there), the warnings about the machine before the run, the gate."""
+    multi = len(cmp.runs) > 1
+    page.add("<h3>Flagged</h3>")
+    for run in cmp.runs:
+        count = flags.count_line(run.results)
+        if count:
+            page.add('<p class="note">%s%s</p>' % (
+                escape(run.name + ": ") if multi else "",
+                escape(count + display.not_counted(run.results, " Not counted: %s."))))
+    gate = gate_lines(cmp)
+    if gate:
+        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
+    for w in cmp.warnings:
+        page.add('<div class="warn">%s</div>' % escape(w))
 
 
 def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) -> None:
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
-    page.add('<p class="meta">Generated %s by osmeter. %d run(s), %d results.</p>' % (
-        datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs), len(cmp.rows)))
-    page.add(_runs_table(cmp))
+    counted = sum(len(flags.counted(r.results)) for r in cmp.runs)
+    page.add('<p class="meta">Generated %s by osmeter. %d run%s, %d results%s.</p>' % (
+        datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs),
+        "" if len(cmp.runs) == 1 else "s", counted, " in all" if multi else ""))
+    _headline(page, cmp, references)
     links = ([("differs", "What differs")] if multi else []) + \
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
@@ -325,22 +463,16 @@ def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) ->
         [("study-" + v.id, v.title.split(":")[0]) for v in studies]
     page.add('<nav class="note">Contents: %s</nav>' % " · ".join(
         '<a href="#%s">%s</a>' % (escape(a), escape(t)) for a, t in links))
-    page.add("".join('<p class="note">%s</p>' % escape(l) for l in legend(cmp)))
+    page.add('<h2 id="runs">Runs</h2>')
+    page.add(_runs_table(cmp))
+    # The legends that apply: ratios and verdicts only when runs are compared.
+    page.add("".join('<p class="note">%s</p>' % escape(line)
+                     for line in legend(cmp)[:None if multi else 1]))
     shared = display.interval_advice(cell_results(cmp), common)
     if shared:
         page.add('<p class="note">%s</p>' % escape(shared))
-    for run in cmp.runs:                 # each run: can it be used?
-        count = flags.count_line(run.results)
-        if count:
-            page.add('<p class="note">%s%s</p>' % (escape(run.name + ": ") if multi else "",
-                                                   escape(count)))
     if multi:
         page.add('<p class="note">%s</p>' % escape(verdict_summary(cmp)))
-    gate = gate_lines(cmp)
-    if gate:
-        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
-    for w in cmp.warnings:
-        page.add('<div class="warn">%s</div>' % escape(w))
 
 
 def _differs(page: Page, cmp) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import textwrap
 
 from .. import compare as cmpmod
 from .. import significance as sig
@@ -16,6 +15,7 @@ from .. import stats
 from .. import display, flag_words, flags
 from ..results import too_short
 from .. import numbers
+from ..width import fit_lines, terminal_width
 from . import against
 from .grid import align as _align, markdown_table as _md_table
 
@@ -250,7 +250,10 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
     """The comparison for a reader: by default the rows with a verdict or a large
     difference, the indices, the gate and the metadata that differs; every row with
     show_all (the Markdown, CSV and JSON forms always have every row)."""
-    width = width or 100
+    width = width or terminal_width()
+
+    def align(table):
+        return _align(table, width)
     multi = len(cmp.runs) > 1
     out = ["osmeter comparison: " + ", ".join(
         "%s (%s, %s)" % (r.name, r.id, r.started) for r in cmp.runs)]
@@ -260,7 +263,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out.append("What differs between the systems (%d metadata keys equal):" % cmp.meta_same)
         if cmp.meta_diff:
             cut = max(16, (width - 30) // len(cmp.names)) if not show_all else None
-            out += _align([["key"] + cmp.names] + [[k] + [_cut(v, cut) for v in vals]
+            out += align([["key"] + cmp.names] + [[k] + [_cut(v, cut) for v in vals]
                                                    for k, vals in cmp.meta_diff])
         else:
             out.append("  nothing recorded differs")
@@ -282,7 +285,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out.append("== %s ==%s" % (cat, "" if len(shown) == len(rows) else
                                    "  %d of %d rows shown (--all: every row)"
                                    % (len(shown), len(rows))))
-        out += _align([_headers(cmp, tags=True)] + [_cells(cmp, r, common, tags=True)
+        out += align([_headers(cmp, tags=True)] + [_cells(cmp, r, common, tags=True)
                                                     for r in shown])
         for r in shown:
             other = [n for n in r.notes if not n.startswith(FLAG_NOTES)]
@@ -298,7 +301,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out += ["", verdict_summary(cmp), ""]
         out.append("Indices (geometric mean of ratios to %r; > 1 = better; [95%% interval]):"
                    % cmp.names[cmp.baseline])
-        out += _align(index_rows(cmp))
+        out += align(index_rows(cmp))
         mt = cmpmod.mips_relative_table(cmp)
         if mt and show_all:
             out.append("")
@@ -306,7 +309,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
                        "1 = the OS kept pace with the CPU")
             out.append("cpu.integer (Mops/s): " + ", ".join(
                 "%s %s" % (n, fmt(s)) for n, s in zip(cmp.names, cmp.cpu_speed)))
-            out += _align([["benchmark"] + cmp.names] +
+            out += align([["benchmark"] + cmp.names] +
                           [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
         elif mt:
             out += ["", "MIPS-relative speeds (Ousterhout) of %d rows: --all." % len(mt)]
@@ -344,14 +347,8 @@ def _cut(text: str, room: int | None) -> str:
 
 
 def _wrap_long(lines: list[str], width: int) -> list[str]:
-    """Prose lines wrapped to the width; table lines (aligned columns) left whole."""
-    out = []
-    for l in lines:
-        if len(l) <= width or "  " in l.strip():
-            out.append(l)
-        else:
-            out += textwrap.wrap(l, width, subsequent_indent="  ")
-    return out
+    """Prose lines wrapped to the width (the tables were fitted to it already)."""
+    return fit_lines(lines, width)
 
 
 def _remote_lines(cmp) -> list[str]:

@@ -34,6 +34,11 @@ DAMAGED, FULL, READ_ONLY, BUSY, UNREADABLE = ("damaged", "full", "read-only", "b
                                               "unreadable")
 
 
+# flags.counted in SQL, on the stored JSON text (json.dumps' separators): a median that
+# is a number, and not a phase too short to time alone (results.TOO_SHORT_KEY).
+COUNTED_LIKE = ('%"median": %', '%"median": null%', '%"once_per_repetition_s"%')
+
+
 class StoreError(Exception):
     """A one-line, user-facing problem with the results database."""
 
@@ -238,19 +243,40 @@ class Store:
 
     def list_runs(self) -> list[dict]:
         """Every run, oldest first, as a dict of what describes it (id, label, started,
-        finished, status, suite, smoke, host, kernel, os, arch, cpu, results)."""
+        finished, status, suite, smoke, host, kernel, os, arch, cpu, results, rows).
+        `results` counts as flags.counted does (measured, with a row of its own), the
+        number the count line and the report give; `rows` counts every stored row (the
+        skipped, the failed and the phases too short to time alone too)."""
         with self._errors("read the runs in"):
             rows = self._execute(
                 "SELECT r.id, r.label, r.started, r.finished, r.status, r.suite, r.smoke, "
-                "r.sysinfo, (SELECT COUNT(*) FROM results WHERE run_id = r.id) "
-                "FROM runs r ORDER BY r.started, r.id").fetchall()
+                "r.sysinfo, (SELECT COUNT(*) FROM results WHERE run_id = r.id), "
+                "(SELECT COUNT(*) FROM results WHERE run_id = r.id AND status = 'ok' "
+                "AND summary LIKE ? AND summary NOT LIKE ? AND extra NOT LIKE ?) "
+                "FROM runs r ORDER BY r.started, r.id", COUNTED_LIKE).fetchall()
         out = []
-        for rid, label, started, finished, status, suite, smoke, sysinfo, n in rows:
+        for rid, label, started, finished, status, suite, smoke, sysinfo, n, counted in rows:
             si = self._json(sysinfo, rid, "runs.sysinfo")
             out.append(dict(id=rid, label=label, started=started, finished=finished,
-                            status=status, suite=suite, smoke=bool(smoke), results=int(n),
-                            **system_keys(si)))
+                            status=status, suite=suite, smoke=bool(smoke),
+                            results=int(counted), rows=int(n), **system_keys(si)))
         return out
+
+    def recent_timings(self, host: str | None, limit: int = 10) -> list[dict]:
+        """The newest runs' recorded timing on `host` (environment.timing, with the
+        run's suite and smoke flag), newest first: what the ETA remembers."""
+        with self._errors("read the runs' timing in"):
+            rows = self._execute("SELECT id, sysinfo, environment, suite, smoke FROM runs "
+                                 "ORDER BY started DESC, id DESC LIMIT ?",
+                                 (4 * limit,)).fetchall()
+        out = []
+        for rid, sysinfo, environment, suite, smoke in rows:
+            if system_keys(self._json(sysinfo, rid, "runs.sysinfo"))["host"] != host:
+                continue
+            timing = (self._json(environment, rid, "runs.environment") or {}).get("timing")
+            if timing and timing.get("steps"):
+                out.append(dict(timing, run=rid, suite=suite, smoke=bool(smoke)))
+        return out[:limit]
 
     def resolve(self, ref: str) -> str:
         """A run id, a unique id prefix, a label (latest run with it), or 'latest'."""
