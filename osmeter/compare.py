@@ -16,8 +16,9 @@ osmeter/report/ (terminal, Markdown, CSV, JSON, HTML).  Everything here is data.
   procedure: Simes' p per question, Benjamini–Hochberg at alpha over the questions,
   then inside each selected question Benjamini–Hochberg at alpha x selected / asked.
   The tests per row: each run against the baseline, and the best against the second
-  best and the worst against the second worst (winner / loser).  Equivalence ("same")
-  claims go through the same procedure with their own p-values.
+  best and the worst against the second worst (winner / loser).  "Same within
+  +-margin" is each row's own claim (TOST at alpha): of the rows that truly differ by
+  more than the margin, at most alpha are called the same.
 * Indices: geometric mean of the ratios, per category and overall, as UnixBench does
   against its reference machine.  Each benchmark metric weighs the same: a sweep is
   first reduced to the geometric mean over its x values.  Their interval: Welch t on
@@ -287,6 +288,13 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                      index_counts={}, overall=[], meta_diff=diff, meta_same=same,
                      cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise,
                      margin=margin)
+    if noise is not None:
+        mine = [r.name for r in runs if r.id in set(noise.runs)]
+        if mine:
+            cmp.warnings.append(
+                "noise profile %s was estimated from %s, compared here: the runs' own "
+                "difference then counts as noise (record it from other runs)"
+                % (noise.name, ", ".join(mine)))
     _correct_and_mark(cmp)
     _indices(cmp)
     for i, run in enumerate(runs):
@@ -392,28 +400,24 @@ def _pair(row: Row, a: int, b: int):
 
 def _correct_and_mark(cmp: Comparison) -> None:
     """Benjamini–Bogomolov over the comparison's questions (a benchmark against one other
-    run), for differences and, separately, for "same" claims; then winners and losers."""
+    run); then the words (osmeter.significance.decide), winners and losers."""
     by_question: dict[tuple, list[sig.Verdict]] = {}
     for row in cmp.rows:
         for (a, b), v in row.tests.items():
             by_question.setdefault((row.bench, min(a, b), max(a, b)), []).append(v)
-    for pname, qname in (("p", "p_adjusted"), ("p_same", "q_same")):
-        fams = [[v for v in vs if getattr(v, pname) is not None]
-                for vs in by_question.values()]
-        adjusted, selected = sig.benjamini_bogomolov(
-            [[getattr(v, pname) for v in f] for f in fams], cmp.alpha)
-        for f, qs in zip(fams, adjusted):
-            for v, q in zip(f, qs):
-                setattr(v, qname, q)
-        if pname == "p":
-            cmp.questions = sum(1 for f in fams if f)
-            cmp.selected = selected
+    fams = [[v for v in vs if v.p is not None] for vs in by_question.values()]
+    adjusted, cmp.selected = sig.benjamini_bogomolov([[v.p for v in f] for f in fams],
+                                                     cmp.alpha)
+    for f, qs in zip(fams, adjusted):
+        for v, q in zip(f, qs):
+            v.p_adjusted = q
+    cmp.questions = sum(1 for f in fams if f)
     family = [v for vs in by_question.values() for v in vs]
     for v in family:
         sig.decide(v, cmp.alpha, cmp.min_effect)
         if v.word == sig.CANNOT_TELL and v.ratio is not None:
             v.repetitions_needed = sig.repetitions_to_decide(
-                v.spread, v.margin, cmp.alpha / max(1, cmp.questions))
+                v.spread, v.margin, cmp.alpha)
     cmp.test_count = sum(1 for v in family if v.p is not None)
     cmp.discoveries = sum(1 for v in family if v.significant)
     for row in cmp.rows:
@@ -506,7 +510,9 @@ def noise_note(cmp: Comparison) -> str:
                 "system usually differ by more (record it: osmeter noise RUN RUN RUN ..., "
                 "then compare --noise NAME).")
     return ("Between-run noise from profile %s (%d runs) is included in the ratio "
-            "intervals, verdicts and indices." % (cmp.noise.name, len(cmp.noise.runs)))
+            "intervals, verdicts, indices and the gate (degrees of freedom at most %d): a "
+            "difference must exceed what runs of this system differ by."
+            % (cmp.noise.name, len(cmp.noise.runs), len(cmp.noise.runs) - 1))
 
 
 def mips_relative_table(cmp: Comparison) -> list[tuple[Row, list[float | None]]]:

@@ -67,7 +67,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     # With --until-ci the rounds go on, for the benchmarks not yet narrow enough, up to
     # the user's bound; the first ones make at least a 95% interval possible.
     rounds = opts.max_runs if opts.until_ci else opts.runs
-    first_check = max(opts.runs, stats.repetitions_for())
+    first_check = max(opts.runs, adaptive.first_look())
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     interrupted = False
@@ -77,7 +77,8 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
         todo = items
         for rep in range(rounds):
             if opts.until_ci and rep >= first_check:
-                still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci)
+                still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci,
+                                           adaptive.look_of(rep, first_check))
                 progress.total -= (len(todo) - len(still)) * len(variants) * (rounds - rep)
                 todo = still
                 if not todo:
@@ -124,7 +125,7 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
                                                 run.environment.get("at_rest"))
             results.derive(run)
             if opts.until_ci:
-                adaptive.record(run, opts.until_ci, opts.max_runs)
+                adaptive.record(run, opts.until_ci, opts.max_runs, first_check)
             run.finished = finished
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")

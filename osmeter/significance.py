@@ -339,7 +339,6 @@ class Verdict:
     p_adjusted: float | None = None    # p after the correction over the comparison
     method: str = T_METHOD
     p_same: float | None = None        # TOST: the difference is outside +-margin
-    q_same: float | None = None        # the same after the correction
     margin: float = MARGIN
     direction: int = 0                 # +1 other better, -1 worse, 0 no difference seen
     shift: float | None = None         # Welch: mean difference of speed logs, its se, df
@@ -410,13 +409,13 @@ def _rank_verdict(base: list[float], other: list[float], better: str) -> Verdict
 
 
 def decide(v: Verdict, alpha: float, min_effect: float) -> Verdict:
-    """The word from the (corrected, where set) p-values and the effect's size:
-    better / worse needs q <= alpha and a difference of at least min_effect; "same"
-    needs the corrected TOST p at most alpha (the interval inside +-margin)."""
+    """The word from the (corrected, where set) p-value and the effect's size: better /
+    worse needs q <= alpha and a difference of at least min_effect; "same" needs the
+    TOST p at most alpha (the (1 - 2 alpha) interval inside +-margin)."""
     if v.word in ("too few repetitions", "no samples"):
         return v
     q = v.p_adjusted if v.p_adjusted is not None else v.p
-    q_same = v.q_same if v.q_same is not None else v.p_same
+    q_same = v.p_same           # each row's own claim: see osmeter.compare
     big = v.ratio is None or abs(v.ratio - 1.0) >= min_effect
     same_side = v.ratio is None or (v.ratio - 1.0) * v.direction > 0
     v.significant = q is not None and q <= alpha and big and v.direction != 0 and same_side

@@ -61,7 +61,11 @@ def register(subparsers) -> None:
                    "bandwidth') must be decided; one noisier than PCT makes the gate "
                    "undecided (exit %d; repeatable)" % gatemod.EXIT_UNDECIDED)
     s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
-                   "(osmeter noise) to include in intervals, verdicts, indices and the gate")
+                   "(osmeter noise) to include in intervals, verdicts, indices and the gate; "
+                   "without it, runs of one host learn it from the store's other runs of "
+                   "that host (%d or more)" % noisemod.HISTORY_MIN_RUNS)
+    s.add_argument("--no-history", action="store_true", help="do not learn between-run "
+                   "noise from the store's history: the verdicts are about these runs")
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
@@ -87,6 +91,8 @@ def check_options(args) -> str | None:
         return "--margin must be a positive percentage"
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
+    if args.noise and args.no_history:
+        return "--no-history and --noise exclude each other"
     if args.gate_on and args.fail_on_slower is None:
         return "--gate-on needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:
@@ -117,6 +123,8 @@ def handle(args) -> int:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
         profile = noisemod.load(args.noise, args.db) if args.noise else None
+        if profile is None and not args.no_history and len(runs) > 1:
+            profile = noisemod.from_history(runs, args.db)
         cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile,
                              args.margin / 100.0)
     except (cmpmod.CompareError, noisemod.NoiseError) as e:

@@ -93,7 +93,7 @@ def handle(args) -> int:
     suite, items, variants = build_plan(args, catalog)
     plan.validate(catalog, items, variants)
     runs = args.runs if args.runs is not None else (
-        stats.repetitions_for() if args.until_ci else 2 if args.smoke else 5)
+        adaptive.first_look() if args.until_ci else 2 if args.smoke else 5)
     if runs < 1:
         raise UsageError("--runs must be at least 1")
     check_adaptive(args, runs)
@@ -178,13 +178,13 @@ def check_adaptive(args, runs: int) -> None:
         raise UsageError("--until-ci must be a positive percentage")
     if args.max_runs is None:
         raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
-    least = max(runs, stats.repetitions_for())
+    least = max(runs, adaptive.first_look())
     if args.max_runs < least:
-        raise UsageError("--max-runs must be at least %d (a 95%% interval of the median "
-                         "needs %d repetitions%s)" % (least, stats.repetitions_for(),
-                                                      ", and --runs is %d" % runs
-                                                      if runs > stats.repetitions_for()
-                                                      else ""))
+        raise UsageError("--max-runs must be at least %d (the first look at a 95%% "
+                         "interval that stays 95%% over later looks needs %d "
+                         "repetitions%s)" % (least, adaptive.first_look(),
+                                             ", and --runs is %d" % runs
+                                             if runs > adaptive.first_look() else ""))
 
 
 def write_report(runs, path: str) -> None:
