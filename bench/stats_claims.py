@@ -17,7 +17,8 @@ Fixed seeds: the same numbers every time.  Sections:
   5. between-run noise: A/A with a 3-run and a 6-run profile (false verdicts, gate);
   6. --until-ci: coverage of the interval when the repetitions stop at the first look;
   7. with --store: A/A on the store's real runs: every pair, and the rows resampled
-     (repetitions pooled over the runs, drawn 5 + 5 without replacement).
+     (repetitions pooled over the runs, drawn 5 + 5 without replacement);
+  8. --until-decided: the gate's error rates when the repetitions stop adaptively.
 
 The test suite (tests/test_claims.py) asserts the same claims with fewer trials.
 """
@@ -318,6 +319,49 @@ def until_ci(trials: int) -> None:
                                      100 * out["now"][0], 100 * out["now"][2], out["now"][1]))
 
 
+def until_decided(trials: int) -> None:
+    from osmeter import adaptive
+    print("\n8. --until-decided PCT --max-runs 30 against a 5-repetition baseline, one row: "
+          "the gate's errors when the candidate's repetitions stop as soon as the interval "
+          "can tell PCT from none (stated: at most 5% each)")
+    for name, cv, pct, heavy in (("normal CV 3%", 0.03, 3.0, False),
+                                 ("normal CV 3%", 0.03, 5.0, False),
+                                 ("heavy-tailed CV 5%", 0.05, 5.0, True)):
+        rng = random.Random(9)
+
+        def noise():
+            z = rng.gauss(0, 1)
+            if heavy:
+                z /= math.sqrt(sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3)
+            return cv * z
+        out = {}
+        looks = adaptive.decided_looks(5, 30)
+        for truth in (0.0, pct):
+            fails = passes = reps = 0
+            for _ in range(trials):
+                base = [1000 * math.exp(noise()) for _ in range(5)]
+                base_r = point("sim.x", "latency", base)
+                cand = []
+                for n in looks:
+                    while len(cand) < n:
+                        cand.append(1000 * (1 + truth / 100) * math.exp(noise()))
+                    if adaptive._decidable(point("sim.x", "latency", cand), base_r, pct,
+                                           sig.ALPHA):
+                        break
+                reps += len(cand)
+                v = sig.compare_values(base, cand, "lower")
+                j = adaptive.looks_taken(len(cand), 5, 30)
+                spent = sig.ALPHA / (j * (j + 1))
+                s = sig.slowdown(v, pct, spent)
+                fails += v.word == "worse" and s.estimate_pct > pct
+                passes += s.p_not_slower <= spent
+            out[truth] = (fails / trials, passes / trials, reps / trials)
+        print("   %-19s PCT %g: nothing slower -> fails %4.1f%%, passes %5.1f%% (mean %.1f "
+              "reps); exactly PCT slower -> passes %4.1f%% (mean %.1f reps)" % (
+                  name, pct, 100 * out[0.0][0], 100 * out[0.0][1], out[0.0][2],
+                  100 * out[pct][1], out[pct][2]))
+
+
 # ---- 7. real runs ------------------------------------------------------------------------
 
 def load_store(path: str):
@@ -406,7 +450,7 @@ def main() -> int:
     args = ap.parse_args()
     q = args.quick
     runs = load_store(args.store) if args.store else []
-    want = set(args.section or range(1, 8))
+    want = set(args.section or range(1, 9))
     t0 = time.monotonic()
     if 1 in want:
         coverage_table(2000 if q else 20000)
@@ -420,6 +464,8 @@ def main() -> int:
         noise_profiles(40 if q else 300)
     if 6 in want:
         until_ci(500 if q else 4000)
+    if 8 in want:
+        until_decided(300 if q else 3000)
     if 7 in want and len(runs) >= 2:
         real_aa(runs, 20 if q else 200)
     print("\n(%.0f s)" % (time.monotonic() - t0))

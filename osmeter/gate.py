@@ -10,7 +10,8 @@ disagree on a row.  Per row and run against the baseline:
   any false verdict that unlikely); the estimate beyond PCT keeps small real slowdowns
   and between-run shifts from failing it.
 * **pass**: the (1 - 2 alpha) interval's upper end of the slowdown is below PCT (the
-  one-sided test of "slower by PCT or more" rejects at alpha).  All rows must pass for a
+  one-sided test of "slower by PCT or more" rejects at alpha; for a result whose
+  repetitions stopped with `run --until-decided`, at alpha / (j (j + 1)) after j looks).  All rows must pass for a
   pass; each row's own test suffices for that (intersection-union), no correction.
 * **not gated: noisier than PCT**: neither (the row's noise is larger than PCT, or its
   slowdown is close to PCT); listed with the repetitions per run that would decide it.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import asdict, dataclass, field
 
+from . import adaptive
 from . import significance as sig
 from .compare import CPU_BENCH, Comparison
 
@@ -123,7 +125,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             if missing or v is None:
                 g.message = missing or "no verdict"
                 continue
-            s = sig.slowdown(v, pct, alpha)
+            s = sig.slowdown(v, pct, adaptive.pass_alpha(c.result, alpha))
             if s is None:
                 g.message = v.detail or v.word
                 continue

@@ -66,8 +66,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     durations: dict[str, list[float]] = defaultdict(list)
     # With --until-ci the rounds go on, for the benchmarks not yet narrow enough, up to
     # the user's bound; the first ones make at least a 95% interval possible.
-    rounds = opts.max_runs if opts.until_ci else opts.runs
-    first_check = max(opts.runs, adaptive.first_look())
+    adaptive_on = bool(opts.until_ci or opts.until_decided)
+    rounds = opts.max_runs if adaptive_on else opts.runs
+    first_check = max(opts.runs, adaptive.first_look()) if opts.until_ci else opts.runs
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     interrupted = False
@@ -76,9 +77,15 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     try:
         todo = items
         for rep in range(rounds):
-            if opts.until_ci and rep >= first_check:
-                still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci,
-                                           adaptive.look_of(rep, first_check))
+            if adaptive_on and rep >= first_check:
+                if opts.until_ci:
+                    still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci,
+                                               adaptive.look_of(rep, first_check))
+                elif rep in adaptive.decided_looks(first_check, opts.max_runs):
+                    still = adaptive.undecided(catalog, todo, invocations,
+                                               opts.until_decided, opts.against)
+                else:
+                    still = todo
                 progress.total -= (len(todo) - len(still)) * len(variants) * (rounds - rep)
                 todo = still
                 if not todo:
@@ -126,6 +133,9 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
             results.derive(run)
             if opts.until_ci:
                 adaptive.record(run, opts.until_ci, opts.max_runs, first_check)
+            if opts.until_decided:
+                adaptive.record_decided(run, opts.until_decided, opts.max_runs, opts.against,
+                                        first_check)
             run.finished = finished
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")

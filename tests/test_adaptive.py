@@ -81,3 +81,31 @@ def test_until_ci_end_to_end_and_its_bad_input(tmp_path):
                         (["--until-ci", "0", "--max-runs", "9"], "positive")):
         r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_until_decided_repeats_only_what_cannot_tell_the_slowdown_yet(fake_core):
+    # "a" (0.1% spread) tells a 5% slowdown at once; "b" (30%) never within 9 rounds.
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
+    opts = plan.Options(runs=5, progress=False, until_decided=5.0, max_runs=9)
+    (run,) = runner.execute(fake_catalog(), items, [plan.Variant()], opts)
+    assert fake_core == ["a", "b"] * 5 + ["b"] * 4
+    a = next(r for r in run.results if r.bench == "a")
+    b = next(r for r in run.results if r.bench == "b")
+    assert a.extra["until_decided"]["decidable"] is True
+    assert b.extra["until_decided"]["decidable"] is False
+    assert b.summary["repetitions"] == 9
+    lines = adaptive.decided_lines(run)
+    assert lines[0] == "--until-decided 5%: 1 of 2 result(s) can tell a 5% slowdown from none"
+    assert "still too noisy after 9 repetitions (--max-runs): b" in lines[1]
+
+
+def test_until_decided_bad_input(tmp_path):
+    db = tmp_path / "db.sqlite"
+    for args, words in ((["--until-decided", "5"], "needs --max-runs"),
+                        (["--until-decided", "5", "--until-ci", "5", "--max-runs", "9"],
+                         "exclude each other"),
+                        (["--against", "x"], "needs --until-decided"),
+                        (["--until-decided", "5", "--max-runs", "9", "--against", "nosuch"],
+                         "--against nosuch")):
+        r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -32,8 +32,15 @@ def register(subparsers) -> None:
     s.add_argument("--until-ci", type=float, metavar="PCT", help="repeat each benchmark "
                    "(interleaved, in separate processes) until its 95%% interval of the "
                    "median lies within +-PCT%% of the median, or --max-runs is reached")
-    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci: at most N "
-                   "repetitions per benchmark (required: the bound is yours)")
+    s.add_argument("--until-decided", type=float, metavar="PCT", help="repeat each "
+                   "benchmark until every result's interval against --against RUN (or, "
+                   "without it, against a run as noisy) is narrow enough to tell a PCT%% "
+                   "slowdown from none, or --max-runs is reached")
+    s.add_argument("--against", metavar="RUN", help="with --until-decided: the baseline "
+                   "run (id, label, 'latest') whose results the new ones will be compared with")
+    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci or "
+                   "--until-decided: at most N repetitions per benchmark (required: the "
+                   "bound is yours)")
     s.add_argument("--label", help="name this run (usable wherever a run is named)")
     s.add_argument("--json", metavar="FILE", help="also write the results file")
     s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
@@ -97,6 +104,14 @@ def handle(args) -> int:
     if runs < 1:
         raise UsageError("--runs must be at least 1")
     check_adaptive(args, runs)
+    against = None
+    if args.against:
+        from ..store import Store, StoreError
+        try:
+            with Store(args.db, readonly=True) as st:
+                against = st.load_run(args.against)
+        except StoreError as e:
+            raise UsageError("--against %s: %s" % (args.against, e)) from None
     env = {}
     secret_file = getattr(args, "peer_secret_file", None)
     if secret_file:
@@ -111,10 +126,12 @@ def handle(args) -> int:
     opts = plan.Options(runs=runs, label=text.shown(args.label), suite=suite, smoke=args.smoke,
                         timeout=timeout, env=env, progress=not args.quiet,
                         command=command_line(), until_ci=args.until_ci,
-                        max_runs=args.max_runs)
+                        max_runs=args.max_runs, until_decided=args.until_decided,
+                        against=against)
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
-             if args.until_ci else runs,
+             if args.until_ci else "%d..%d (until a %g%% slowdown can be told)" % (
+                 runs, args.max_runs, args.until_decided) if args.until_decided else runs,
              " x %d variants" % len(variants) if len(variants) > 1 else "", store.location),
           file=sys.stderr)
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
@@ -133,7 +150,7 @@ def handle(args) -> int:
         print(display.run_header(run, width))
         print(display.results_table(run.results, condense_sweeps=True, width=width,
                                     run_ref=run.label or run.id))
-        for line in adaptive.summary_lines(run):
+        for line in adaptive.summary_lines(run) + adaptive.decided_lines(run):
             print(line)
         print()
         failed += sum(1 for r in run.results if r.status == "failed")
@@ -169,22 +186,30 @@ def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
 
 
 def check_adaptive(args, runs: int) -> None:
-    """--until-ci and --max-runs belong together; the bound is the user's."""
-    if args.until_ci is None:
+    """--until-ci / --until-decided and --max-runs belong together; the bound is the
+    user's."""
+    if args.until_ci is not None and args.until_decided is not None:
+        raise UsageError("--until-ci and --until-decided exclude each other")
+    if args.against and args.until_decided is None:
+        raise UsageError("--against needs --until-decided PCT")
+    option = "--until-ci" if args.until_ci is not None else "--until-decided"
+    target = args.until_ci if args.until_ci is not None else args.until_decided
+    if target is None:
         if args.max_runs is not None:
-            raise UsageError("--max-runs needs --until-ci PCT")
+            raise UsageError("--max-runs needs --until-ci PCT or --until-decided PCT")
         return
-    if not args.until_ci > 0:
-        raise UsageError("--until-ci must be a positive percentage")
+    if not target > 0:
+        raise UsageError("%s must be a positive percentage" % option)
     if args.max_runs is None:
-        raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
-    least = max(runs, adaptive.first_look())
+        raise UsageError("%s needs --max-runs N: the bound on repetitions is yours" % option)
+    first = adaptive.first_look() if args.until_ci is not None else 2
+    least = max(runs, first)
     if args.max_runs < least:
-        raise UsageError("--max-runs must be at least %d (the first look at a 95%% "
-                         "interval that stays 95%% over later looks needs %d "
-                         "repetitions%s)" % (least, adaptive.first_look(),
-                                             ", and --runs is %d" % runs
-                                             if runs > adaptive.first_look() else ""))
+        raise UsageError("--max-runs must be at least %d (%s%s)" % (
+            least, "the first look at a 95%% interval that stays 95%% over later looks "
+            "needs %d repetitions" % first if args.until_ci is not None
+            else "a spread needs 2 repetitions", ", and --runs is %d" % runs
+            if runs > first else ""))
 
 
 def write_report(runs, path: str) -> None:
