@@ -457,9 +457,9 @@ def main() -> int:
     if 2 in want:
         test_choice(4000 if q else 40000, real_pools(runs) if runs else None)
     if 3 in want:
-        aa_suite(40 if q else 400)
+        aa_suite(40 if q else 200)
     if 4 in want:
-        power(40 if q else 400)
+        power(40 if q else 200)
     if 5 in want:
         noise_profiles(40 if q else 300)
     if 6 in want:
