@@ -407,6 +407,23 @@ def real_aa(runs, trials: int) -> None:
         exit0 += g.exit_code == 0
     print("   %d of %d pairs with no verdict, %d of %d with gate exit 0"
           % (zero, len(pairs), exit0, len(pairs)))
+    if len(runs) - 2 >= noise.HISTORY_MIN_RUNS:
+        print("   every pair with the profile compare learns from the store's other runs "
+              "(history, %d runs):" % (len(runs) - 2))
+        zero = exit0 = 0
+        for i, j in pairs:
+            others = [r for k, r in enumerate(runs) if k not in (i, j)]
+            prof = noise.estimate(others, "history")
+            cmp = compare.compare([runs[i], runs[j]], noise=prof)
+            g = gate.evaluate(cmp, 10)
+            print("   %-12s vs %-12s verdicts %2d, gate %s (exit %d: %d fail, %d pass, %d not "
+                  "gated)" % (runs[i].name, runs[j].name, cmp.discoveries, g.outcome,
+                              g.exit_code, len(g.having("fail")), len(g.having("pass")),
+                              len(g.having("not gated"))))
+            zero += cmp.discoveries == 0
+            exit0 += g.exit_code == 0
+        print("   with history: %d of %d pairs with no verdict, %d of %d with gate exit 0"
+              % (zero, len(pairs), exit0, len(pairs)))
     # Resampled: the rows' repetitions pooled over the runs (each run centred), 5 + 5
     # drawn without replacement: A/A with the real shapes but no between-run shift.
     template = runs[0]

@@ -429,6 +429,8 @@ def decide(v: Verdict, alpha: float, min_effect: float) -> Verdict:
         v.word = CANNOT_TELL
         v.detail = no_ratio or (
             "difference below %g%%" % (100 * min_effect) if q is not None and q <= alpha
+            else "p=%.2g alone, q=%.2g over the questions" % (v.p, q)
+            if v.p is not None and v.p <= alpha and q is not None
             else "noisier than +-%g%%" % (100 * v.margin))
     return v
 

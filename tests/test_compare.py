@@ -451,7 +451,8 @@ def test_cli_compare_from_the_store(tmp_path, capsys):
 
 def test_real_aa_smoke_runs_never_fail_the_gate(tmp_path):
     """Two smoke runs of this machine, one after the other: the gate passes or says it
-    cannot tell; it never fails (this machine is shared and noisy)."""
+    cannot tell; where it fails, the two runs really differed, and on this shared
+    machine only because something disturbed them: every failing row says so."""
     from clirun import osmeter
     db = tmp_path / "aa.sqlite"
     for label in ("first", "second"):
@@ -459,7 +460,10 @@ def test_real_aa_smoke_runs_never_fail_the_gate(tmp_path):
                 "--runs", "3", "--label", label, "--quiet", db=db, check=0)
     for pct in ("0", "5", "20"):
         r = osmeter("compare", "first", "second", "--fail-on-slower", pct, db=db)
-        assert r.returncode in (0, 3), r.stdout + r.stderr
+        failed = [x for x in r.stderr.splitlines() if x.startswith("osmeter: regression:")]
+        assert r.returncode in (0, 3) or (
+            r.returncode == 1 and all("disturbed in" in x for x in failed)), \
+            r.stdout + r.stderr
         assert "Regression gate" in r.stdout and "gate " in r.stderr
 
 
