@@ -6,8 +6,8 @@ and import: the gate fails naming them.  Zeros in some repetitions: compare, rep
 gate and every export succeed.
 
 Two runs of one machine only agree when nothing else moves it: on a busy machine (other
-processes using more than MAX_OTHERS CPUs) the test skips with the reason, unless
-OSMETER_REAL_GATE=1 asks for it anyway (then a failure may be the load's).
+processes using more than MAX_OTHERS CPUs) the first two tests skip with the reason,
+unless OSMETER_REAL_GATE=1 asks for them anyway (then a failure may be the load's).
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from osmeter.model import Sample
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="other processes' CPU time is read from /proc (Linux)")
 
-SUBSET = ("syscall.getpid", "syscall.read", "syscall.stat", "lat.signal", "thread.mutex")
+SUBSET = ("syscall.getpid", "syscall.read", "syscall.stat", "lat.signal", "thread.mutex",
+          "cpu.integer")
 SCALED = "syscall."
 MAX_OTHERS = 0.1          # CPUs' worth of other processes' time: quiet enough
 
@@ -39,19 +40,23 @@ def others_busy(seconds: float = 3.0) -> float:
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
+    """(tmp dir, store, what other processes used before the runs in CPUs)."""
     busy = others_busy()
+    tmp = tmp_path_factory.mktemp("real")
+    db = tmp / "db.sqlite"
+    for label in ("a1", "a2"):
+        osmeter("run", *SUBSET, "--preset", "quick", "--runs", "5", "--label", label,
+                "--quiet", db=db, check=0, timeout=900)
+    return tmp, db, busy
+
+
+def need_quiet(busy: float) -> None:
     if busy > MAX_OTHERS and os.environ.get("OSMETER_REAL_GATE") != "1":
         pytest.skip("cannot judge A/A on a busy machine: other processes used %.2f CPUs "
                     "(load average %.2f; quiet is <= %.2f); OSMETER_REAL_GATE=1 runs it "
                     "anyway" % (busy, os.getloadavg()[0], MAX_OTHERS))
     print("other processes used %.2f CPUs before the runs (load average %.2f)"
           % (busy, os.getloadavg()[0]))
-    tmp = tmp_path_factory.mktemp("real")
-    db = tmp / "db.sqlite"
-    for label in ("a1", "a2"):
-        osmeter("run", *SUBSET, "--preset", "quick", "--runs", "5", "--label", label,
-                "--quiet", db=db, check=0, timeout=900)
-    return tmp, db
 
 
 def _scaled_copy(tmp, db, ref: str, label: str, edit) -> str:
@@ -71,7 +76,8 @@ def _scaled_copy(tmp, db, ref: str, label: str, edit) -> str:
 
 
 def test_two_runs_minutes_apart_give_no_verdict_and_the_gate_passes(two_runs):
-    tmp, db = two_runs
+    tmp, db, busy = two_runs
+    need_quiet(busy)
     r = osmeter("compare", "a1", "a2", "--fail-on-slower", "10", "--json", db=db)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -82,7 +88,8 @@ def test_two_runs_minutes_apart_give_no_verdict_and_the_gate_passes(two_runs):
 
 
 def test_a_family_15_percent_slower_fails_the_gate_naming_its_rows(two_runs):
-    tmp, db = two_runs
+    tmp, db, busy = two_runs
+    need_quiet(busy)
 
     def slower(res):
         if not res["bench"].startswith(SCALED) or res["shape"] == "derived":
@@ -98,7 +105,7 @@ def test_a_family_15_percent_slower_fails_the_gate_naming_its_rows(two_runs):
 
 
 def test_zeros_in_some_repetitions_never_crash(two_runs):
-    tmp, db = two_runs
+    tmp, db, _ = two_runs          # busy or not: nothing may crash
 
     def zeros(res):
         if res["bench"] != "syscall.getpid" or res["shape"] == "derived":
