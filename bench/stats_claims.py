@@ -407,6 +407,26 @@ def real_aa(runs, trials: int) -> None:
         exit0 += g.exit_code == 0
     print("   %d of %d pairs with no verdict, %d of %d with gate exit 0"
           % (zero, len(pairs), exit0, len(pairs)))
+    print("   between-run shifts beyond the within-run spread, per pair: median |log ratio|, "
+          "median |t| (no shift: about 0.7) and the share of rows with |t| > 3 (no shift: "
+          "about 2%)")
+    for i, j in pairs:
+        a = {r.key: r for r in runs[i].results}
+        shifts, ts = [], []
+        for r in runs[j].results:
+            q = a.get(r.key)
+            if q is None or "ok" != r.status or "ok" != q.status or not r.samples \
+                    or not q.samples or r.shape not in ("point", "sweep"):
+                continue
+            x = sig.speed_logs(sig.rep_values(q), q.better)
+            y = sig.speed_logs(sig.rep_values(r), r.better)
+            fit = sig.log_ratio_t(x, y) if x and y else None
+            if fit and fit[1] > 0:
+                shifts.append(abs(fit[0]))
+                ts.append(abs(fit[0]) / fit[1])
+        print("   %-12s vs %-12s median |log ratio| %.3f, median |t| %.2f, |t| > 3: %4.1f%%"
+              % (runs[i].name, runs[j].name, statistics.median(shifts),
+                 statistics.median(ts), 100 * sum(1 for t in ts if t > 3) / len(ts)))
     if len(runs) - 2 >= noise.HISTORY_MIN_RUNS:
         print("   every pair with the profile compare learns from the store's other runs "
               "(history, %d runs):" % (len(runs) - 2))

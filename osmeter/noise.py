@@ -255,7 +255,7 @@ def from_history(runs: list[Run], db) -> Profile | None:
     finally:
         store.close()
     try:
-        return estimate(history, "history of %s (%d runs)" % (host, len(history)))
+        return estimate(history, "history of %s" % host)
     except NoiseError:
         return None
 
