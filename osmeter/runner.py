@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections import defaultdict
 
-from . import __version__, adaptive, coreproc, display, eta, fsinfo, monitor, results, stats, sysinfo
+from . import __version__, adaptive, coreproc, display, eta, fsinfo, monitor, results, sysinfo
 from .catalog import Catalog
 from .model import Run
 from .plan import Options, PlanItem, Variant, effective_params

@@ -144,22 +144,6 @@ def mann_whitney_u(x: list[float], y: list[float], alternative: str = "two-sided
     return u, min(1.0, 2.0 * min(p_le, p_ge))
 
 
-def min_p_value(m: int, n: int, two_sided: bool = True) -> float:
-    """Smallest p-value Mann-Whitney U can give with m and n values (no ties)."""
-    if m == 0 or n == 0:
-        return 1.0
-    p = 1.0 / math.comb(m + n, m)
-    return min(1.0, 2.0 * p if two_sided else p)
-
-
-def repetitions_for_p(p: float, two_sided: bool = False) -> int:
-    """Fewest repetitions per run (equal on both sides) that let the rank test reach p."""
-    n = 1
-    while min_p_value(n, n, two_sided) > p:
-        n += 1
-    return n
-
-
 # ---- ratios and their intervals -------------------------------------------------------
 
 def speed_logs(values: list[float], better: str) -> list[float] | None:
@@ -170,35 +154,10 @@ def speed_logs(values: list[float], better: str) -> list[float] | None:
     return [sign * math.log(v) for v in values]
 
 
-@lru_cache(maxsize=None)
-def _hl_rank(m: int, n: int, level: float) -> tuple[int, float]:
-    """k (1-based) such that [D(k), D(mn+1-k)] of the m*n sorted pairwise differences is
-    the narrowest interval with level >= `level`, and its level; k = 1 (all
-    differences) with its own lower level when none reaches it."""
-    tail = (1.0 - level) / 2.0
-    if m <= EXACT_LIMIT and n <= EXACT_LIMIT:
-        counts = _u_counts(m, n)
-        total = sum(counts)
-        k, below = 1, counts[0]                  # below = #arrangements with U <= k-1
-        while k < m * n / 2.0 and (below + counts[k]) / total <= tail:
-            below += counts[k]
-            k += 1
-        return k, 1.0 - 2.0 * below / total
-    z = normal_quantile(1.0 - tail)
-    k = int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0)))
-    return max(1, k), level
-
-
-def hodges_lehmann(base_s: list[float], other_s: list[float], level: float = 0.95):
-    """(estimate, low, high, actual level) of the shift other - base of speed logs: the
-    median of all pairwise differences and the interval that inverts Mann–Whitney."""
-    diffs = sorted(o - b for o in other_s for b in base_s)
-    est = median(diffs)
-    m, n = len(base_s), len(other_s)
-    if m * n < 2:
-        return est, None, None, None
-    k, actual = _hl_rank(m, n, level)
-    return est, diffs[k - 1], diffs[m * n - k], actual
+def hodges_lehmann(base_s: list[float], other_s: list[float]) -> float:
+    """The shift other - base of speed logs: the median of all pairwise differences
+    (one odd repetition does not swing it, as it swings a difference of means)."""
+    return median(o - b for o in other_s for b in base_s)
 
 
 @dataclass
@@ -376,7 +335,7 @@ def compare_values(base: list[float], other: list[float], better: str,
     if bs is None or os_ is None:
         return decide(_rank_verdict(base, other, better), alpha, min_effect)
     method = T_NOISE_METHOD if between is not None else T_METHOD
-    est = hodges_lehmann(bs, os_)[0]
+    est = hodges_lehmann(bs, os_)
     fit = log_ratio_t(bs, os_, between)
     if fit is None:
         return Verdict(math.exp(est), None, m, n, False, "too few repetitions",
@@ -504,19 +463,6 @@ def benjamini_hochberg(pvalues: list[float]) -> list[float]:
         i = order[rank - 1]
         running = min(running, pvalues[i] * m / rank)
         out[i] = min(1.0, running)
-    return out
-
-
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values: the chance of any false rejection among all
-    (family-wise error) stays at most alpha where adjusted p <= alpha."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
     return out
 
 

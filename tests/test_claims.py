@@ -13,8 +13,6 @@ import math
 import random
 from statistics import median
 
-import pytest
-
 from osmeter import compare, gate, noise, stats
 from osmeter import significance as sig
 from osmeter.model import Result, Run, Sample

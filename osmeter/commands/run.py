@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from .. import compare as cmpmod
-from .. import (adaptive, display, exchange, plan, runner, safekeeping, stats, suitefile, text,
+from .. import (adaptive, display, exchange, plan, runner, safekeeping, suitefile, text,
                 user_command)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from . import report
