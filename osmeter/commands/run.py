@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     s.add_argument("--param", action="append", metavar="ID.KEY=VALUE",
                    help="override a parameter (ID may be a glob)")
     s.add_argument("--runs", type=int, help="repetitions, each in a separate process "
-                   "(default 5; 2 with --smoke; 6 with --until-ci). 5 give a 93.8%% interval "
+                   "(default 5; 2 with --smoke; 7 with --until-ci). 5 give a 93.8%% interval "
                    "of the median, 6 or more at least 95%%")
     s.add_argument("--until-ci", type=float, metavar="PCT", help="repeat each benchmark "
                    "(interleaved, in separate processes) until its 95%% interval of the "
