@@ -618,3 +618,17 @@ def test_zeros_in_some_repetitions_never_crash_compare_report_gate_or_exports(tm
     assert cli.main(["--db", db, "export", a, "--format", "hyperfine", "-o",
                      str(tmp_path / "e.h")]) == 2
     assert "nothing to export" in capsys.readouterr().err
+
+
+def test_benjamini_bogomolov_counts_a_benchmark_as_one_question():
+    assert sig.simes([0.01, 0.04, 0.5]) == pytest.approx(0.03)
+    # One strong benchmark among four: selected (R = 1 of m = 4); inside it BH at
+    # alpha x 1/4, so its second row (p = 0.02 > 0.05 x 2/2 x 1/4) stays undecided.
+    fams = [[0.0001, 0.02], [0.5], [0.7, 0.9], [0.3]]
+    adj, selected = sig.benjamini_bogomolov(fams, 0.05)
+    assert selected == 1
+    assert adj[0][0] <= 0.05 < adj[0][1]
+    assert all(x > 0.05 for f in adj[1:] for x in f)
+    # A 19-point curve with one weak point is one question, not 19 chances.
+    assert sig.benjamini_bogomolov([[0.03] + [0.9] * 18], 0.05)[1] == 0
+    assert sig.benjamini_bogomolov([], 0.05) == ([], 0)
