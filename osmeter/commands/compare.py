@@ -69,8 +69,9 @@ def register(subparsers) -> None:
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
-                   help="significance level: false-discovery rate of the verdicts, "
-                   "family-wise error of the gate (default %(default)s)")
+                   help="significance level: false-discovery rate over the questions "
+                   "(verdicts, and so the gate's failures); the level of 'same' and of a "
+                   "gate pass per row (default %(default)s)")
     s.add_argument("--min-effect", type=float, default=100 * sig.MIN_EFFECT, metavar="PCT",
                    help="smallest difference that gets a better/worse verdict, percent "
                    "(default %(default)s)")
