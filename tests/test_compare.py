@@ -632,3 +632,14 @@ def test_benjamini_bogomolov_counts_a_benchmark_as_one_question():
     # A 19-point curve with one weak point is one question, not 19 chances.
     assert sig.benjamini_bogomolov([[0.03] + [0.9] * 18], 0.05)[1] == 0
     assert sig.benjamini_bogomolov([], 0.05) == ([], 0)
+
+
+def test_one_odd_repetition_does_not_swing_the_ratio():
+    # The issue: fs.crtdel medians 18.4 and 18.6 us shown as x0.769 [0.070-8.486]
+    # because of one 835 us repetition (a ratio of geometric means).
+    base = [18.4, 18.5, 18.3, 18.6, 18.4]
+    other = [18.6, 18.7, 835.0, 18.5, 18.6]
+    for between in (None, sig.Between(0.001, 5)):
+        v = sig.compare_values(base, other, "lower", between=between)
+        assert v.ratio == pytest.approx(18.4 / 18.6, rel=0.01)
+        assert v.word == "cannot tell" and v.ratio_low < v.ratio < v.ratio_high
