@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
 """How often osmeter's printed statements about uncertainty are right, by simulation.
 
-Prints (fixed seeds, so the same numbers every time):
-  1. the interval of the median: stated level and measured coverage for 2..20
-     repetitions, next to the percentile bootstrap osmeter used before;
-  2. two runs of one system (A/A), 100 rows: how often a comparison shows any false
-     verdict, without correction (before) and with Benjamini–Hochberg (now);
-  3. the regression gate on A/A, 90 rows at CV 3%, 5 and 10 repetitions: how often it
-     fails, before (one-sided test per row at alpha, no correction) and now (Holm), and
-     what it says otherwise;
-  4. a real 20% slowdown of one row in 30 at CV 3%: how often the gate catches it.
+    python3 bench/stats_claims.py [--quick] [--store PATH] [--section N ...]
 
-    python3 bench/stats_claims.py [--quick]
+Fixed seeds: the same numbers every time.  Sections:
+  1. the interval of the median: stated level and measured coverage, 2..20 repetitions;
+  2. the test per row, chosen here: type-I error at alpha 0.05 and 0.001 and power,
+     5 against 5 repetitions, for Welch's t, Student's pooled t (what a hierarchical
+     model with one repetition variance for both runs reduces to) and the exact rank
+     test, on normal, heavy-tailed, bimodal and outlier-ridden repetitions (and on
+     repetitions resampled from a store's real runs with --store);
+  3. A/A, suite-shaped synthetic runs (90 benchmarks, 330 rows, CV 3%, 5 repetitions):
+     comparisons with any (false) verdict; the gate at --fail-on-slower 10: exit 0;
+  4. power: one benchmark 15% slower (CV 3%) fails the gate at 10%; rows 1.5x apart
+     get a verdict;
+  5. between-run noise: A/A with a 3-run and a 6-run profile (false verdicts, gate);
+  6. --until-ci: coverage of the interval when the repetitions stop at the first look;
+  7. with --store: A/A on the store's real runs: every pair, and the rows resampled
+     (repetitions pooled over the runs, drawn 5 + 5 without replacement);
+  8. --until-decided: the gate's error rates when the repetitions stop adaptively.
 
 The test suite (tests/test_claims.py) asserts the same claims with fewer trials.
 """
 from __future__ import annotations
 
+import argparse
+import itertools
 import math
 import os
 import random
@@ -26,132 +35,478 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import compare, gate, stats                      # noqa: E402
-from osmeter import significance as sig                       # noqa: E402
-from osmeter.model import Result, Run, Sample                 # noqa: E402
+from osmeter import compare, gate, noise, stats                 # noqa: E402
+from osmeter import significance as sig                         # noqa: E402
+from osmeter.distributions import t_sf                          # noqa: E402
+from osmeter.model import Result, Run, Sample                   # noqa: E402
 
 
-def old_bootstrap(values, rng, resamples=1000, level=0.95):
-    """The percentile bootstrap of the median osmeter printed as '95%' before."""
-    n = len(values)
-    meds = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
-    lo = meds[int(math.floor((1 - level) / 2 * resamples))]
-    hi = meds[min(resamples - 1, int(math.ceil((1 + level) / 2 * resamples)) - 1)]
-    return lo, hi
+# ---- building runs ------------------------------------------------------------------------
+
+# Rows per benchmark in a quick run (90 benchmarks, 330 rows): many single results, some
+# metrics with phases, curves of up to 19 sizes.
+SUITE_SHAPE = [1] * 40 + [2] * 20 + [4] * 15 + [8] * 10 + [19] * 5
 
 
-def coverage_table(trials: int, boot_trials: int) -> None:
+def point(bench, metric, reps, better="lower", x=None):
+    samples = [Sample(r, x, v) for r, v in enumerate(reps)]
+    return Result(bench=bench, metric=metric, unit="ns", better=better,
+                  shape="point" if x is None else "sweep", x=x, samples=samples,
+                  summary={"median": statistics.median(reps)})
+
+
+def run_of(run_id, results):
+    return Run(id=run_id, label=run_id, started="", status="complete", results=results,
+               sysinfo={"hostname": "sim"})
+
+
+def suite_run(run_id, rng, reps=5, cv=0.03, slower=None, draw=None, run_sd=0.0):
+    """A quick-suite-shaped run: benchmark k has SUITE_SHAPE[k] rows (a curve for the
+    larger ones); `slower` {k: factor} for whole benchmarks; `draw` a noise generator
+    (default normal logs with sd `cv`); `run_sd` this run's own offset per row."""
+    draw = draw or (lambda: rng.gauss(0.0, cv))
+    out = []
+    for k, rows in enumerate(SUITE_SHAPE):
+        f = (slower or {}).get(k, 1.0)
+        for j in range(rows):
+            centre = 1000.0 * (j + 1) * f * math.exp(rng.gauss(0, run_sd) if run_sd else 0)
+            vals = [centre * math.exp(draw()) for _ in range(reps)]
+            out.append(point("sim.b%02d" % k, "latency", vals,
+                             x=None if rows == 1 else float(j)))
+    return run_of(run_id, out)
+
+
+def any_verdict(cmp) -> bool:
+    return cmp.discoveries > 0
+
+
+# ---- 1. interval of the median -----------------------------------------------------------
+
+def coverage_table(trials: int) -> None:
     print("1. Interval of the median over per-repetition medians (skewed: 1000 + 50 Exp(1))")
-    print("   reps  printed level  measured coverage   old bootstrap ('95%') coverage")
+    print("   reps  printed level  measured coverage")
     truth = 1000 + 50 * math.log(2)
     rng = random.Random(1)
     for n in (2, 3, 4, 5, 6, 7, 8, 10, 15, 20):
-        hits = 0
-        level = None
+        hits, level = 0, None
         for _ in range(trials):
             s = stats.summarize([Sample(r, None, 1000 + rng.expovariate(1 / 50))
                                  for r in range(n)])
             hits += s["ci_low"] <= truth <= s["ci_high"]
             level = s["ci_level"]
-        old = 0
-        for _ in range(boot_trials):
-            lo, hi = old_bootstrap([1000 + rng.expovariate(1 / 50) for _ in range(n)], rng)
-            old += lo <= truth <= hi
-        print("   %4d  %12.1f%%  %16.1f%%  %31.1f%%" % (n, 100 * level, 100 * hits / trials,
-                                                        100 * old / boot_trials))
+        print("   %4d  %12.1f%%  %16.1f%%" % (n, 100 * level, 100 * hits / trials))
 
 
-def flat_run(run_id, rng, rows, reps, cv, slower=None):
-    results = []
-    for k in range(rows):
-        centre = 1000.0 * (k + 1) * (slower or {}).get(k, 1.0)
-        values = [centre * math.exp(rng.gauss(0, cv)) for _ in range(reps)]
-        results.append(Result(bench="sim.r%03d" % k, metric="latency", unit="ns",
-                              better="lower", shape="point",
-                              samples=[Sample(r, None, v) for r, v in enumerate(values)],
-                              summary={"median": statistics.median(values)}))
-    return Run(id=run_id, label=None, started="", status="complete", results=results)
+# ---- 2. the test per row ----------------------------------------------------------------
+
+def _var(v):
+    m = statistics.fmean(v)
+    return sum((x - m) ** 2 for x in v) / (len(v) - 1)
 
 
-def aa_verdicts(trials: int) -> None:
-    print("\n2. A/A, 100 rows, 8 vs 8 repetitions, CV 3%: comparisons showing any "
-          "(false) verdict")
+def welch_p(a, b):
+    fit = sig.log_ratio_t(a, b)
+    return sig.t_test(*fit)
+
+
+def pooled_p(a, b):
+    m, n = len(a), len(b)
+    sp = ((m - 1) * _var(a) + (n - 1) * _var(b)) / (m + n - 2)
+    se = math.sqrt(sp * (1 / m + 1 / n))
+    if se == 0:
+        return 1.0
+    return min(1.0, 2 * t_sf(abs(statistics.fmean(b) - statistics.fmean(a)) / se, m + n - 2))
+
+
+def rank_p(a, b):
+    return sig.mann_whitney_u(b, a)[1]
+
+
+TESTS = (("Welch t (chosen)", welch_p), ("pooled t / hierarchical", pooled_p),
+         ("exact rank test (before)", rank_p))
+
+
+def generators(rng, real_pools):
+    def t3():
+        return rng.gauss(0, 1) / math.sqrt(sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3)
+    gens = {"normal": lambda: rng.gauss(0, 1), "heavy-tailed (t3)": t3,
+            "bimodal (30% +2 sd)": lambda: rng.gauss(0, 0.3) + (2 if rng.random() < 0.3 else 0),
+            "outliers (10% +8 sd)": lambda: rng.gauss(0, 1) + (8 if rng.random() < 0.1 else 0)}
+    if real_pools:
+        pools = [p for p in real_pools if len(set(p)) > 3]
+
+        def real():
+            return None                      # marker: drawn per trial from one row's pool
+        gens["real rows, resampled"] = real
+        gens["_pools"] = pools
+    return gens
+
+
+def test_choice(trials: int, real_pools) -> None:
+    print("\n2. Test per row, 5 vs 5 repetitions: rejection rate / nominal under no "
+          "difference (1.00 = exact; > 1 too many false verdicts), and power for a shift "
+          "of 4 sd at p <= 5.6e-4 (the level one question in 90 needs)")
     rng = random.Random(2)
-    before = now = rows_before = 0
-    for _ in range(trials):
-        cmp = compare.compare([flat_run("a", rng, 100, 8, 0.03),
-                               flat_run("b", rng, 100, 8, 0.03)])
-        raw = [v for row in cmp.rows for v in row.tests.values()
-               if v.p is not None and v.p <= 0.05 and abs(v.ratio - 1) >= 0.02]
-        before += bool(raw)
-        rows_before += len(raw)
-        now += cmp.discoveries > 0
-    print("   before (alpha 0.05 per row): %.1f%% of comparisons, %.2f%% of rows"
-          % (100 * before / trials, 100 * rows_before / trials / 100))
-    print("   now (Benjamini-Hochberg, FDR 5%%): %.1f%% of comparisons (stated: <= 5%%)"
-          % (100 * now / trials))
-
-
-def old_gate_fails(cmp, pct, alpha=0.05) -> bool:
-    """The gate before: a one-sided shifted Mann-Whitney per row at alpha, no correction."""
-    f = 1 + pct / 100.0
-    for row in cmp.rows:
-        base, other = row.cells[0].reps, row.cells[1].reps
-        if sig.min_p_value(len(base), len(other), False) >= alpha:
-            continue
-        _, p = sig.mann_whitney_u(other, [v * f for v in base], "greater")
-        if p < alpha:
-            return True
-    return False
-
-
-def aa_gate(trials: int) -> None:
-    print("\n3. Gate on A/A, 90 rows at CV 3%")
-    rng = random.Random(3)
-    for reps in (5, 10):
-        for pct in (0, 2, 5, 10):
-            old = fails = passes = undecided = 0
-            for _ in range(trials):
-                cmp = compare.compare([flat_run("a", rng, 90, reps, 0.03),
-                                       flat_run("b", rng, 90, reps, 0.03)])
-                old += old_gate_fails(cmp, pct)
-                g = gate.evaluate(cmp, pct)
-                fails += g.outcome == "fail"
-                passes += g.outcome == "pass"
-                undecided += g.outcome == "undecided"
-            print("   %2d reps, --fail-on-slower %-3g before: fail %5.1f%%   now: fail %4.1f%% "
-                  "(stated <= 5%%), pass %5.1f%%, undecided %5.1f%%"
-                  % (reps, pct, 100 * old / trials, 100 * fails / trials,
-                     100 * passes / trials, 100 * undecided / trials))
-
-
-def slowdown_caught(trials: int) -> None:
-    print("\n4. One row of 30 really 20% slower, CV 3%, --fail-on-slower 5")
-    rng = random.Random(4)
-    for reps in (5, 6, 8, 10):
-        out = {"fail": 0, "pass": 0, "undecided": 0}
-        needed = []
+    gens = generators(rng, real_pools)
+    pools = gens.pop("_pools", None)
+    print("   %-24s %-26s %9s %9s %9s" % ("repetitions", "test", "a=0.05", "a=0.001",
+                                         "power"))
+    for name, g in gens.items():
+        counts = {t: [0, 0, 0] for t, _ in TESTS}
         for _ in range(trials):
-            cmp = compare.compare([flat_run("a", rng, 30, reps, 0.03),
-                                   flat_run("b", rng, 30, reps, 0.03, {7: 1.2})])
-            g = gate.evaluate(cmp, 5)
-            out[g.outcome] += 1
-            needed += [r.repetitions_needed for r in g.having("undecided")
-                       if r.repetitions_needed]
-        print("   %2d repetitions: fail %5.1f%%, undecided %5.1f%%, pass %5.1f%%%s" % (
-            reps, 100 * out["fail"] / trials, 100 * out["undecided"] / trials,
-            100 * out["pass"] / trials,
-            "  (undecided rows ask for %d repetitions, median)" % statistics.median(needed)
-            if needed else ""))
+            if g() is None and pools:
+                pool = rng.choice(pools)
+                sd = statistics.stdev(pool) or 1.0
+                rest = rng.sample(pool, 10)
+                a, b = rest[:5], rest[5:]
+                shifted = [x + 4 * sd for x in rng.sample(pool, 5)]
+            else:
+                a = [g() for _ in range(5)]
+                b = [g() for _ in range(5)]
+                shifted = [g() + 4 for _ in range(5)]
+                sd = 1.0
+            for t, f in TESTS:
+                p = f(a, b)
+                counts[t][0] += p <= 0.05
+                counts[t][1] += p <= 0.001
+                counts[t][2] += f(a, shifted) <= 5.6e-4
+        for t, _ in TESTS:
+            c = counts[t]
+            print("   %-24s %-26s %9.2f %9.2f %8.1f%%" % (
+                name, t, c[0] / trials / 0.05, c[1] / trials / 0.001, 100 * c[2] / trials))
+    rng = random.Random(22)
+    print("   unequal spreads (normal, sd ratio r):")
+    for r in (2, 4):
+        counts = {t: [0, 0] for t, _ in TESTS[:2]}
+        for _ in range(trials):
+            a = [rng.gauss(0, 1) for _ in range(5)]
+            b = [rng.gauss(0, r) for _ in range(5)]
+            for t, f in TESTS[:2]:
+                p = f(a, b)
+                counts[t][0] += p <= 0.05
+                counts[t][1] += p <= 0.001
+        for t, _ in TESTS[:2]:
+            print("   %-24s %-26s %9.2f %9.2f" % ("sd ratio %d" % r, t,
+                                                  counts[t][0] / trials / 0.05,
+                                                  counts[t][1] / trials / 0.001))
+
+
+# ---- 3. A/A on suite-shaped runs ----------------------------------------------------------
+
+def aa_suite(trials: int) -> None:
+    print("\n3. A/A, suite-shaped (90 benchmarks, 330 rows), 5 repetitions: comparisons "
+          "with any false verdict (stated <= 5%); gate at 10%: exit 0 (required >= 95%)")
+    for name, cv, heavy in (("CV 3%, normal", 0.03, False), ("CV 10%, heavy-tailed", 0.10,
+                                                               True)):
+        rng = random.Random(3)
+        draw = None
+        if heavy:
+            def draw():
+                return 0.1 * rng.gauss(0, 1) / math.sqrt(
+                    sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3)
+        verdicts = exit0 = same = 0
+        for _ in range(trials):
+            cmp = compare.compare([suite_run("a", rng, cv=cv, draw=draw),
+                                   suite_run("b", rng, cv=cv, draw=draw)])
+            verdicts += any_verdict(cmp)
+            same += sum(1 for r in cmp.rows if r.cells[1].verdict.word == "same")
+            exit0 += gate.evaluate(cmp, 10).exit_code == 0
+        print("   %-22s any false verdict %5.1f%%   gate exit 0 %5.1f%%   rows 'same "
+              "within 5%%' %5.1f%%" % (name, 100 * verdicts / trials, 100 * exit0 / trials,
+                                       100 * same / trials / 330))
+
+
+# ---- 4. power -----------------------------------------------------------------------------
+
+def power(trials: int) -> None:
+    print("\n4. Power, suite-shaped runs, CV 3%")
+    for reps, k in ((5, 0), (6, 0), (5, 60)):
+        rng = random.Random(4)
+        fails = named = 0
+        bench = "sim.b%02d" % k
+        for _ in range(trials):
+            cmp = compare.compare([suite_run("a", rng, reps=reps),
+                                   suite_run("b", rng, reps=reps, slower={k: 1.15})])
+            g = gate.evaluate(cmp, 10)
+            fails += g.outcome == "fail"
+            named += g.outcome == "fail" and {r.bench for r in g.having("fail")} == {bench}
+        print("   one benchmark (%d row%s) 15%% slower, %d reps, --fail-on-slower 10: fails "
+              "%5.1f%% (required >= 80%%), naming only it %5.1f%%"
+              % (SUITE_SHAPE[k], "" if SUITE_SHAPE[k] == 1 else "s", reps,
+                 100 * fails / trials, 100 * named / trials))
+    for cv in (0.03, 0.10):
+        rng = random.Random(5)
+        told = total = 0
+        for _ in range(max(10, trials // 10)):
+            slower = {k: 1.5 for k in range(0, 90, 9)}
+            cmp = compare.compare([suite_run("a", rng, cv=cv),
+                                   suite_run("b", rng, cv=cv, slower=slower)])
+            for r in cmp.rows:
+                if int(r.bench[-2:]) in slower:
+                    total += 1
+                    told += r.cells[1].verdict.word == "worse"
+        print("   rows 1.5x slower (10 benchmarks of 90), CV %2d%%, 5 reps: verdict 'worse' "
+              "%5.1f%% of rows (required >= 95%%)" % (100 * cv, 100 * told / total))
+
+
+# ---- 5. between-run noise ----------------------------------------------------------------
+
+def noise_profiles(trials: int) -> None:
+    print("\n5. Between-run noise: runs differ by 3% per row, repetitions by 1%; 100 "
+          "rows, 5 reps; a fresh profile each trial")
+    for nruns in (3, 6):
+        rng = random.Random(6)
+        verdicts = fails = covered = cells = 0
+        for _ in range(trials):
+            def mk(i):
+                return run_of("r%d" % i, [point("sim.r%03d" % k, "latency", [
+                    1000 * (k + 1) * math.exp(off + rng.gauss(0, 0.01)) for _ in range(5)])
+                    for k, off in enumerate(rng.gauss(0, 0.03) for _ in range(100))])
+            prof = noise.estimate([mk(i) for i in range(nruns)], "sim")
+            cmp = compare.compare([mk(10), mk(11)], noise=prof)
+            verdicts += any_verdict(cmp)
+            fails += gate.evaluate(cmp, 2).outcome == "fail"
+            for r in cmp.rows:
+                v = r.cells[1].verdict
+                cells += 1
+                covered += v.ratio_low <= 1 <= v.ratio_high
+        print("   %d-run profile: any false verdict %5.1f%% (stated <= 5%%), gate at 2%% "
+              "fails %5.1f%%, 95%% ratio intervals cover %5.1f%%"
+              % (nruns, 100 * verdicts / trials, 100 * fails / trials, 100 * covered / cells))
+
+
+# ---- 6. --until-ci ----------------------------------------------------------------------
+
+def until_ci(trials: int) -> None:
+    from osmeter import adaptive
+    print("\n6. --until-ci PCT --max-runs 30: coverage of the median's interval when the "
+          "repetitions stop as soon as it is narrow enough (log-normal repetitions)")
+    first = adaptive.first_look()
+    for cv, pct in ((0.03, 2.0), (0.03, 3.0), (0.03, 5.0), (0.10, 10.0)):
+        rng = random.Random(7)
+        out = {}
+        for rule in ("before", "now"):
+            hits = at_first = first_hits = 0
+            for _ in range(trials):
+                values = []
+                while True:
+                    values.append(1000 * math.exp(rng.gauss(0, cv)))
+                    n = len(values)
+                    if rule == "before":            # a 95% interval, looked at from 6 on
+                        if n < 6:
+                            continue
+                        lo, hi, _ = stats.median_interval(values)
+                        med = stats.median(values)
+                        done = max(med - lo, hi - med) / med <= pct / 100
+                    else:
+                        if n < first:
+                            continue
+                        w = adaptive.relative_half_width(values, adaptive.look_of(n, first))
+                        done = w is not None and w <= pct / 100
+                    if done or n >= 30:
+                        break
+                if rule == "before":
+                    lo, hi, _ = stats.median_interval(values)
+                else:
+                    lo, hi, _ = adaptive.sequential_interval(values, adaptive.look_of(n, first))
+                hits += lo <= 1000 <= hi
+                if n == (6 if rule == "before" else first):
+                    at_first += 1
+                    first_hits += lo <= 1000 <= hi
+            out[rule] = (hits / trials, at_first, first_hits / max(1, at_first))
+        print("   CV %2d%%, target +-%-3g before (stated 95%%+): covered %5.1f%%, at the "
+              "first look %5.1f%% (%d)   now (stated 95%%): covered %5.1f%%, at the first "
+              "look %5.1f%% (%d)" % (100 * cv, pct, 100 * out["before"][0],
+                                     100 * out["before"][2], out["before"][1],
+                                     100 * out["now"][0], 100 * out["now"][2], out["now"][1]))
+
+
+def until_decided(trials: int) -> None:
+    from osmeter import adaptive
+    print("\n8. --until-decided PCT --max-runs 30 against a 5-repetition baseline, one row: "
+          "the gate's errors when the candidate's repetitions stop as soon as the interval "
+          "can tell PCT from none (stated: at most 5% each)")
+    for name, cv, pct, heavy in (("normal CV 3%", 0.03, 3.0, False),
+                                 ("normal CV 3%", 0.03, 5.0, False),
+                                 ("heavy-tailed CV 5%", 0.05, 5.0, True)):
+        rng = random.Random(9)
+
+        def noise():
+            z = rng.gauss(0, 1)
+            if heavy:
+                z /= math.sqrt(sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3)
+            return cv * z
+        out = {}
+        looks = adaptive.decided_looks(5, 30)
+        for truth in (0.0, pct):
+            fails = passes = reps = 0
+            for _ in range(trials):
+                base = [1000 * math.exp(noise()) for _ in range(5)]
+                base_r = point("sim.x", "latency", base)
+                cand = []
+                for n in looks:
+                    while len(cand) < n:
+                        cand.append(1000 * (1 + truth / 100) * math.exp(noise()))
+                    if adaptive._decidable(point("sim.x", "latency", cand), base_r, pct,
+                                           sig.ALPHA):
+                        break
+                reps += len(cand)
+                v = sig.compare_values(base, cand, "lower")
+                j = adaptive.looks_taken(len(cand), 5, 30)
+                spent = sig.ALPHA / (j * (j + 1))
+                s = sig.slowdown(v, pct, spent)
+                fails += v.word == "worse" and s.estimate_pct > pct
+                passes += s.p_not_slower <= spent
+            out[truth] = (fails / trials, passes / trials, reps / trials)
+        print("   %-19s PCT %g: nothing slower -> fails %4.1f%%, passes %5.1f%% (mean %.1f "
+              "reps); exactly PCT slower -> passes %4.1f%% (mean %.1f reps)" % (
+                  name, pct, 100 * out[0.0][0], 100 * out[0.0][1], out[0.0][2],
+                  100 * out[pct][1], out[pct][2]))
+
+
+# ---- 7. real runs ------------------------------------------------------------------------
+
+def load_store(path: str):
+    from osmeter.store import Store
+    st = Store(path, readonly=True)
+    runs = [st.load_run(r["id"]) for r in st.list_runs()]
+    return [r for r in runs if r.status == "complete" and not r.smoke]
+
+
+def real_pools(runs) -> list[list[float]]:
+    """Per row (point or sweep, positive values): the log repetition medians of every run,
+    each run's centred on the row's overall mean (so that a pool is the within-run
+    spread only)."""
+    by_key: dict[tuple, list] = {}
+    for run in runs:
+        for r in run.results:
+            if r.status == "ok" and r.shape in ("point", "sweep") and r.samples:
+                logs = sig.speed_logs(sig.rep_values(r), r.better)
+                if logs and len(logs) > 1:
+                    by_key.setdefault(r.key, []).append(logs)
+    pools = []
+    for per_run in by_key.values():
+        if len(per_run) == len(runs):
+            pools.append([x - statistics.fmean(v) for v in per_run for x in v])
+    return pools
+
+
+def real_aa(runs, trials: int) -> None:
+    print("\n7. A/A on %d real runs of one machine (the store given)" % len(runs))
+    print("   every pair: verdicts better/worse, 'same', gate at 10% (exit)")
+    pairs = list(itertools.combinations(range(len(runs)), 2))
+    zero = exit0 = 0
+    for i, j in pairs:
+        cmp = compare.compare([runs[i], runs[j]])
+        g = gate.evaluate(cmp, 10)
+        same = sum(1 for r in cmp.rows for v in r.tests.values() if v.word == "same")
+        print("   %-12s vs %-12s verdicts %2d, same %3d, questions %d, gate %s (exit %d: "
+              "%d fail, %d pass, %d not gated)" % (
+                  runs[i].name, runs[j].name, cmp.discoveries, same, cmp.questions,
+                  g.outcome, g.exit_code, len(g.having("fail")), len(g.having("pass")),
+                  len(g.having("not gated"))))
+        zero += cmp.discoveries == 0
+        exit0 += g.exit_code == 0
+    print("   %d of %d pairs with no verdict, %d of %d with gate exit 0"
+          % (zero, len(pairs), exit0, len(pairs)))
+    print("   between-run shifts beyond the within-run spread, per pair: median |log ratio|, "
+          "median |t| (no shift: about 0.7) and the share of rows with |t| > 3 (no shift: "
+          "about 2%)")
+    for i, j in pairs:
+        a = {r.key: r for r in runs[i].results}
+        shifts, ts = [], []
+        for r in runs[j].results:
+            q = a.get(r.key)
+            if q is None or "ok" != r.status or "ok" != q.status or not r.samples \
+                    or not q.samples or r.shape not in ("point", "sweep"):
+                continue
+            x = sig.speed_logs(sig.rep_values(q), q.better)
+            y = sig.speed_logs(sig.rep_values(r), r.better)
+            fit = sig.log_ratio_t(x, y) if x and y else None
+            if fit and fit[1] > 0:
+                shifts.append(abs(fit[0]))
+                ts.append(abs(fit[0]) / fit[1])
+        print("   %-12s vs %-12s median |log ratio| %.3f, median |t| %.2f, |t| > 3: %4.1f%%"
+              % (runs[i].name, runs[j].name, statistics.median(shifts),
+                 statistics.median(ts), 100 * sum(1 for t in ts if t > 3) / len(ts)))
+    if len(runs) - 2 >= noise.HISTORY_MIN_RUNS:
+        print("   every pair with the profile compare learns from the store's other runs "
+              "(history, %d runs):" % (len(runs) - 2))
+        zero = exit0 = 0
+        for i, j in pairs:
+            others = [r for k, r in enumerate(runs) if k not in (i, j)]
+            prof = noise.estimate(others, "history")
+            cmp = compare.compare([runs[i], runs[j]], noise=prof)
+            g = gate.evaluate(cmp, 10)
+            print("   %-12s vs %-12s verdicts %2d, gate %s (exit %d: %d fail, %d pass, %d not "
+                  "gated)" % (runs[i].name, runs[j].name, cmp.discoveries, g.outcome,
+                              g.exit_code, len(g.having("fail")), len(g.having("pass")),
+                              len(g.having("not gated"))))
+            zero += cmp.discoveries == 0
+            exit0 += g.exit_code == 0
+        print("   with history: %d of %d pairs with no verdict, %d of %d with gate exit 0"
+              % (zero, len(pairs), exit0, len(pairs)))
+    # Resampled: the rows' repetitions pooled over the runs (each run centred), 5 + 5
+    # drawn without replacement: A/A with the real shapes but no between-run shift.
+    template = runs[0]
+    by_key = {}
+    for run in runs:
+        for r in run.results:
+            if r.status == "ok" and r.shape in ("point", "sweep") and r.samples:
+                v = sig.rep_values(r)
+                if min(v) > 0:
+                    by_key.setdefault(r.key, []).append(v)
+    rng = random.Random(8)
+    verdicts = exit0 = 0
+    keys = [r for r in template.results if r.key in by_key and len(by_key[r.key]) == len(runs)]
+    for _ in range(trials):
+        a, b = [], []
+        for r in keys:
+            pool = []
+            for v in by_key[r.key]:
+                centre = statistics.fmean(math.log(x) for x in v)
+                pool += [math.exp(math.log(x) - centre) * r.summary["median"] for x in v]
+            draw = rng.sample(pool, 10)
+            for side, vals in ((a, draw[:5]), (b, draw[5:])):
+                side.append(Result(bench=r.bench, metric=r.metric, unit=r.unit,
+                                   better=r.better, shape=r.shape, x=r.x, x_name=r.x_name,
+                                   params=r.params,
+                                   samples=[Sample(k, r.x, x) for k, x in enumerate(vals)],
+                                   summary={"median": statistics.median(vals)}))
+        cmp = compare.compare([run_of("a", a), run_of("b", b)])
+        verdicts += any_verdict(cmp)
+        exit0 += gate.evaluate(cmp, 10).exit_code == 0
+    print("   resampled (%d rows, %d trials): any false verdict %5.1f%% (stated <= 5%%), "
+          "gate at 10%% exit 0 %5.1f%%" % (len(keys), trials, 100 * verdicts / trials,
+                                          100 * exit0 / trials))
 
 
 def main() -> int:
-    quick = "--quick" in sys.argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--store", help="an osmeter SQLite store of repeated runs of one machine")
+    ap.add_argument("--section", type=int, action="append")
+    args = ap.parse_args()
+    q = args.quick
+    runs = load_store(args.store) if args.store else []
+    want = set(args.section or range(1, 9))
     t0 = time.monotonic()
-    coverage_table(2000 if quick else 20000, 300 if quick else 2000)
-    aa_verdicts(100 if quick else 1000)
-    aa_gate(50 if quick else 300)
-    slowdown_caught(50 if quick else 200)
+    if 1 in want:
+        coverage_table(2000 if q else 20000)
+    if 2 in want:
+        test_choice(4000 if q else 40000, real_pools(runs) if runs else None)
+    if 3 in want:
+        aa_suite(40 if q else 200)
+    if 4 in want:
+        power(40 if q else 200)
+    if 5 in want:
+        noise_profiles(40 if q else 300)
+    if 6 in want:
+        until_ci(500 if q else 4000)
+    if 8 in want:
+        until_decided(300 if q else 3000)
+    if 7 in want and len(runs) >= 2:
+        real_aa(runs, 20 if q else 200)
     print("\n(%.0f s)" % (time.monotonic() - t0))
     return 0
 

@@ -7,13 +7,18 @@ osmeter/report/ (terminal, Markdown, CSV, JSON, HTML).  Everything here is data.
   the bench id's prefix (syscall, ctx, proc, mem, ...).
 * Ratio to the baseline, oriented so that > 1 always means better (faster, more
   bandwidth): baseline time / run time, or run rate / baseline rate.
-* Ratios with their interval and verdicts: osmeter.significance (exact Mann–Whitney U
-  and Hodges–Lehmann on per-repetition medians; Welch t on logs when between-run noise
-  is known from a noise profile, osmeter.noise).  Every test made in the comparison
-  (each run against the baseline, best against second best, worst against second
-  worst, per row) is one family: Benjamini–Hochberg keeps the expected share of false
-  verdicts among those shown at alpha.  A winner and a loser per row only where the
-  difference is significant after that correction.
+* Ratios with their interval and verdicts: osmeter.significance (Welch t on log
+  per-repetition medians, Hodges–Lehmann ratio; the between-run variance added when a
+  noise profile gives it, osmeter.noise).  Per row: better / worse, the same within
+  +-margin, or cannot tell (with the repetitions that would tell).
+* The family as a user reads it: a benchmark (its metrics, phases and every point of
+  its curves) against one other run is one question.  Benjamini & Bogomolov's selective
+  procedure: Simes' p per question, Benjamini–Hochberg at alpha over the questions,
+  then inside each selected question Benjamini–Hochberg at alpha x selected / asked.
+  The tests per row: each run against the baseline, and the best against the second
+  best and the worst against the second worst (winner / loser).  "Same within
+  +-margin" is each row's own claim (TOST at alpha): of the rows that truly differ by
+  more than the margin, at most alpha are called the same.
 * Indices: geometric mean of the ratios, per category and overall, as UnixBench does
   against its reference machine.  Each benchmark metric weighs the same: a sweep is
   first reduced to the geometric mean over its x values.  Their interval: Welch t on
@@ -179,8 +184,12 @@ class Comparison:
     noise: object | None = None                  # osmeter.noise.Profile, when given
     test_count: int = 0                          # tests in the verdicts' family
     discoveries: int = 0                         # of them significant: verdicts shown
+    questions: int = 0                           # benchmarks x run pairs asked about
+    selected: int = 0                            # of them with a difference found
+    margin: float = sig.MARGIN                   # "same" means within +-margin
     gate: object | None = None                   # osmeter.gate.Gate, when asked
     warnings: list[str] = field(default_factory=list)
+    index_left_out: list[str] = field(default_factory=list)   # "bench metric: why"
 
     @property
     def names(self) -> list[str]:
@@ -191,7 +200,7 @@ class Comparison:
 
     @property
     def expected_false(self) -> float:
-        """Benjamini–Hochberg's bound: at most alpha of the verdicts shown, on average."""
+        """The procedure's bound: at most alpha of the verdicts shown, on average."""
         return self.alpha * self.discoveries
 
 
@@ -240,7 +249,8 @@ def _order_key(key):
 
 
 def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
-            min_effect: float = sig.MIN_EFFECT, noise=None) -> Comparison:
+            min_effect: float = sig.MIN_EFFECT, noise=None,
+            margin: float = sig.MARGIN) -> Comparison:
     """Runs side by side; `noise` is a between-run noise profile (osmeter.noise) or None."""
     if not runs:
         raise CompareError("nothing to compare: no runs given")
@@ -264,7 +274,8 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                   x=first.x, x_name=first.x_name, label=first.label, unit=first.unit,
                   better=first.better, shape=first.shape,
                   cells=[_cell(r) if r is not None else None for r in results])
-        _fill_row(row, baseline, speeds, alpha, min_effect, noise, [r.name for r in runs])
+        _fill_row(row, baseline, speeds, (alpha, min_effect, margin), noise,
+                  [r.name for r in runs])
         for kind in (flags.DISTURBED, flags.IMPRECISE, flags.INCOMPLETE, flags.UNRELIABLE):
             row.notes += _once_per_row(kind, [
                 (run.name, "; ".join(f.text for f in flags.of(res) if f.kind == kind))
@@ -275,7 +286,15 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
     diff, same = metadata_diff(runs)
     cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index={},
                      index_counts={}, overall=[], meta_diff=diff, meta_same=same,
-                     cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise)
+                     cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise,
+                     margin=margin)
+    if noise is not None:
+        mine = [r.name for r in runs if r.id in set(noise.runs)]
+        if mine:
+            cmp.warnings.append(
+                "noise profile %s was estimated from %s, compared here: the runs' own "
+                "difference then counts as noise (record it from other runs)"
+                % (noise.name, ", ".join(mine)))
     _correct_and_mark(cmp)
     _indices(cmp)
     for i, run in enumerate(runs):
@@ -286,8 +305,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
     return cmp
 
 
-def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
-              names: list[str]) -> None:
+def _fill_row(row: Row, baseline: int, speeds, levels, noise, names: list[str]) -> None:
     base = row.cells[baseline]
     ok = [c if c is not None and c.status == "ok" and c.median is not None else None
           for c in row.cells]
@@ -316,7 +334,7 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
         c.ratio = sig.speed_ratio(base.median, c.median, row.better)
         c.caveat = disturbed_caveat(base, c, names[baseline], names[i])
         if row.shape != "derived":
-            c.verdict = _test(row, baseline, i, alpha, min_effect, between)
+            c.verdict = _test(row, baseline, i, levels, between)
             if c.verdict.ratio is not None:
                 c.ratio = c.verdict.ratio
         if c.ratio is not None and speeds[i] and speeds[baseline]:
@@ -333,7 +351,7 @@ def _fill_row(row: Row, baseline: int, speeds, alpha, min_effect, noise,
     order = sorted(present, key=lambda i: ok[i].median, reverse=row.better != "lower")
     for a, b in ((order[1], order[0]), (order[-2], order[-1])):
         if (a, b) not in row.tests and (b, a) not in row.tests:
-            _test(row, a, b, alpha, min_effect, between)
+            _test(row, a, b, levels, between)
 
 
 def disturbed_caveat(base: Cell, c: Cell, base_name: str, name: str) -> str:
@@ -363,10 +381,11 @@ def _once_per_row(what: str, by_run: list[tuple[str, str]], nruns: int) -> list[
                                           for text, who in same.items()))]
 
 
-def _test(row: Row, a: int, b: int, alpha, min_effect, between) -> sig.Verdict:
+def _test(row: Row, a: int, b: int, levels, between) -> sig.Verdict:
     """Run b against run a in this row; recorded in row.tests for the correction."""
+    alpha, min_effect, margin = levels
     v = sig.compare_values(row.cells[a].reps, row.cells[b].reps, row.better, alpha,
-                           min_effect, between)
+                           min_effect, between, margin=margin)
     row.tests[(a, b)] = v
     return v
 
@@ -380,12 +399,26 @@ def _pair(row: Row, a: int, b: int):
 
 
 def _correct_and_mark(cmp: Comparison) -> None:
-    """Benjamini–Hochberg over every test of the comparison, then winners and losers."""
-    family = [v for row in cmp.rows for v in row.tests.values() if v.p is not None]
-    for v, q in zip(family, sig.benjamini_hochberg([v.p for v in family])):
-        v.p_adjusted = q
-        sig.decide(v, q, cmp.alpha, cmp.min_effect, "q")
-    cmp.test_count = len(family)
+    """Benjamini–Bogomolov over the comparison's questions (a benchmark against one other
+    run); then the words (osmeter.significance.decide), winners and losers."""
+    by_question: dict[tuple, list[sig.Verdict]] = {}
+    for row in cmp.rows:
+        for (a, b), v in row.tests.items():
+            by_question.setdefault((row.bench, min(a, b), max(a, b)), []).append(v)
+    fams = [[v for v in vs if v.p is not None] for vs in by_question.values()]
+    adjusted, cmp.selected = sig.benjamini_bogomolov([[v.p for v in f] for f in fams],
+                                                     cmp.alpha)
+    for f, qs in zip(fams, adjusted):
+        for v, q in zip(f, qs):
+            v.p_adjusted = q
+    cmp.questions = sum(1 for f in fams if f)
+    family = [v for vs in by_question.values() for v in vs]
+    for v in family:
+        sig.decide(v, cmp.alpha, cmp.min_effect)
+        if v.word == sig.CANNOT_TELL and v.ratio is not None:
+            v.repetitions_needed = sig.repetitions_to_decide(
+                v.spread, v.margin, cmp.alpha)
+    cmp.test_count = sum(1 for v in family if v.p is not None)
     cmp.discoveries = sum(1 for v in family if v.significant)
     for row in cmp.rows:
         ok = [i for i, c in enumerate(row.cells) if c is not None and c.status == "ok"
@@ -409,7 +442,7 @@ def _indices(cmp: Comparison) -> None:
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
-        if any(c is None or c.ratio is None for c in row.cells):
+        if any(c is None or c.status != "ok" or not c.reps for c in row.cells):
             continue       # only rows every run measured: otherwise indices differ in content
         per_metric.setdefault((row.category, row.bench, row.metric), []).append(row)
     by_cat: dict[str, list] = {}
@@ -421,6 +454,11 @@ def _indices(cmp: Comparison) -> None:
         else:
             reps = [sig.metric_repetitions([r.cells[i].result for r in rows])
                     for i in range(nruns)]
+        if any(not r for r in reps) or any(x is None for x in ratios):
+            # A value of 0 or below (a loss of 0 %, a time below resolution) has no log:
+            # the rank test still compares the row; the index, a mean of logs, cannot.
+            cmp.index_left_out.append("%s %s" % (bench, metric))
+            continue
         by_cat.setdefault(cat, []).append((bench, metric, ratios, reps))
     every = [m for ms in by_cat.values() for m in ms]
     for cat, metrics in by_cat.items():
@@ -455,7 +493,9 @@ def _index_interval(cmp: Comparison, metrics, i: int, category: str | None):
     ratios = [m[2][i] for m in metrics]
     if any(r is None or r <= 0 for r in ratios):
         return None
-    est = fmean(math.log(r) for r in ratios)
+    # Centred on the mean of the metrics' mean log differences, the estimate the Welch
+    # variance belongs to (centred on the ratios' logs it covered 94.3% for 95%).
+    est = fmean(fmean(m[3][i]) - fmean(m[3][cmp.baseline]) for m in metrics)
     se, df = sig.satterthwaite(parts)
     lo, hi = sig.t_interval(est, se, df, INDEX_LEVEL)
     return IndexInterval(math.exp(lo), math.exp(hi), INDEX_LEVEL)
@@ -469,7 +509,9 @@ def noise_note(cmp: Comparison) -> str:
                 "system usually differ by more (record it: osmeter noise RUN RUN RUN ..., "
                 "then compare --noise NAME).")
     return ("Between-run noise from profile %s (%d runs) is included in the ratio "
-            "intervals, verdicts and indices." % (cmp.noise.name, len(cmp.noise.runs)))
+            "intervals, verdicts, indices and the gate (degrees of freedom at most %d): a "
+            "difference must exceed what runs of this system differ by."
+            % (cmp.noise.name, len(cmp.noise.runs), len(cmp.noise.runs) - 1))
 
 
 def mips_relative_table(cmp: Comparison) -> list[tuple[Row, list[float | None]]]:

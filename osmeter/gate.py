@@ -1,36 +1,35 @@
 """The regression gate: is anything slower than the baseline by more than PCT percent?
 
-Three outcomes, each a claim that holds at level alpha:
+The gate reads the comparison's own verdicts (osmeter.compare), so the two never
+disagree on a row.  Per row and run against the baseline:
 
-* **fail** (exit 1): at least one result is slower than the baseline by more than PCT,
-  significantly after Holm's correction over every result the gate judged.  The chance
-  that the gate fails although no result is slower by more than PCT is at most alpha
-  (family-wise).
-* **pass** (exit 0): every result judged is shown to be slower by less than PCT (or
-  faster): its own one-sided test rejects "slower by PCT or more" at alpha.  Passing
-  needs every row to pass (intersection-union), so the chance of passing although some
-  result is slower by more than PCT is at most alpha, with no correction needed.
-* **undecided** (exit 3; 1 with `undecided_fails`): neither; the noise is too large to
-  tell a slowdown of PCT from none.  The rows are named with how many repetitions per
-  run would tell them apart.
+* **fail**: the comparison calls the row "worse" (a significant difference after the
+  Benjamini–Bogomolov correction over the comparison's questions) and the estimated
+  slowdown is beyond PCT.  When nothing is slower at all, the chance that any row fails
+  is at most alpha (with no real difference anywhere a false-discovery procedure makes
+  any false verdict that unlikely); the estimate beyond PCT keeps small real slowdowns
+  and between-run shifts from failing it.
+* **pass**: the (1 - 2 alpha) interval's upper end of the slowdown is below PCT (the
+  one-sided test of "slower by PCT or more" rejects at alpha; for a result whose
+  repetitions stopped with `run --until-decided`, at alpha / (j (j + 1)) after j looks).  All rows must pass for a
+  pass; each row's own test suffices for that (intersection-union), no correction.
+* **not gated: noisier than PCT**: neither (the row's noise is larger than PCT, or its
+  slowdown is close to PCT); listed with the repetitions per run that would decide it.
+  It does not change the outcome unless `undecided_fails` or the row matches a
+  `gate_on` pattern: then the gate is undecided (exit 3; 1 with `undecided_fails`).
 
-A row measured while something outside the benchmark disturbed it (osmeter.flags) keeps
-its outcome, and says so: its message names the disturbance, and the gate's note counts
-the rows that did not pass on such measurements.
-
-Rows that one side did not measure (missing, skipped, failed) are listed as "not
-judged" and do not change the outcome; cpu.integer (the yardstick of the machine's raw
-speed) and derived rows are not gated.  Without a between-run noise profile the tests
-are within-run rank tests (exact, distribution-free): a difference between two runs of
-one system then counts as real, which the output says.
-
-`Gate` and `GateRow` are the outcome as data (for JUnit and other writers): rows with
-outcome, slowdown estimate and interval, p-values and the repetitions needed.
+Outcome: fail (exit 1) if any row fails; else undecided (exit 3) as just said; else pass
+(exit 0).  A row measured while something outside the benchmark disturbed it
+(osmeter.flags) keeps its outcome and says so.  Rows one side did not measure, and rows
+whose values are not all positive (no ratio), are "not judged"; cpu.integer and derived
+rows are not gated.
 """
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import asdict, dataclass, field
 
+from . import adaptive
 from . import significance as sig
 from .compare import CPU_BENCH, Comparison
 
@@ -39,6 +38,7 @@ EXIT_FAIL = 1
 EXIT_UNDECIDED = 3
 
 PASS, FAIL, UNDECIDED, NOT_JUDGED = "pass", "fail", "undecided", "not judged"
+NOT_GATED = "not gated"        # noisier than PCT: listed, the outcome not changed
 
 
 @dataclass
@@ -51,14 +51,14 @@ class GateRow:
     unit: str
     run_id: str
     run_name: str
-    outcome: str                          # pass | fail | undecided | not judged
+    outcome: str                          # pass | fail | not gated | undecided | not judged
     message: str                          # one line with the numbers, for people
     slowdown_pct: float | None = None     # estimate; > 0 = slower than the baseline
     slowdown_low_pct: float | None = None
     slowdown_high_pct: float | None = None
     interval_level: float | None = None   # of [low, high]: 1 - 2 alpha (or what the reps allow)
-    p_slower: float | None = None         # one-sided: slower by more than the threshold
-    p_slower_holm: float | None = None    # the same after Holm's correction
+    p: float | None = None                # the comparison's two-sided p (any difference)
+    q: float | None = None                # the same after the comparison's correction
     p_not_slower: float | None = None     # one-sided: slower by less than the threshold
     repetitions: tuple = (0, 0)           # baseline, this run
     repetitions_needed: int | None = None  # per run, to tell a slowdown of PCT from none
@@ -76,6 +76,7 @@ class Gate:
     rows: list[GateRow] = field(default_factory=list)
     noise: str | None = None              # name of the noise profile used, if any
     undecided_fails: bool = False
+    gate_on: list = field(default_factory=list)   # patterns whose rows must be decided
     note: str = ""
 
     @property
@@ -94,14 +95,21 @@ class Gate:
         return d
 
 
-def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False) -> Gate:
+def gated_name(row) -> str:
+    """What --gate-on patterns match: 'bench metric' (and '@x' for a curve's point)."""
+    return "%s %s" % (row.bench, row.metric) + ("" if row.x is None else "@%g" % row.x)
+
+
+def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
+             gate_on: list | None = None) -> Gate:
     """The gate over every row and every run against the comparison's baseline; also
-    stored as cmp.gate."""
+    stored as cmp.gate.  `gate_on`: glob patterns (fnmatch) over 'bench metric' or the
+    bench alone whose rows must be decided (not gated -> undecided)."""
     alpha, b = cmp.alpha, cmp.baseline
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
-                undecided_fails=undecided_fails)
-    judged = []                            # (GateRow, Slowdown, Between)
+                undecided_fails=undecided_fails, gate_on=list(gate_on or []))
+    judged = []
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
@@ -113,52 +121,58 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False) -> Gate
                         cmp.names[i], NOT_JUDGED, "")
             gate.rows.append(g)
             missing = _missing(base, c, cmp.names[b], cmp.names[i])
-            if missing:
-                g.message = missing
+            v = c.verdict if c is not None else None
+            if missing or v is None:
+                g.message = missing or "no verdict"
                 continue
+            s = sig.slowdown(v, pct, adaptive.pass_alpha(c.result, alpha))
+            if s is None:
+                g.message = v.detail or v.word
+                continue
+            g.repetitions = (v.n_base, v.n_other)
+            g.slowdown_pct, g.slowdown_low_pct, g.slowdown_high_pct = (
+                s.estimate_pct, s.low_pct, s.high_pct)
+            g.interval_level, g.p_not_slower = s.level, s.p_not_slower
+            g.p, g.q, g.method = v.p, v.p_adjusted, s.method
+            g.disturbed = c.caveat or None
             between = None
             if cmp.noise is not None and base.result is not None:
                 between = cmp.noise.row(row.bench, row.metric, row.x, base.result.params)
-            s = sig.slowdown(base.reps, c.reps, row.better, pct, alpha, between)
-            if s is None:
-                g.message = "values not positive: no ratio"
-                continue
-            g.repetitions = (len(base.reps), len(c.reps))
-            g.slowdown_pct, g.slowdown_low_pct, g.slowdown_high_pct = (
-                s.estimate_pct, s.low_pct, s.high_pct)
-            g.interval_level, g.p_slower, g.p_not_slower = s.level, s.p_slower, s.p_not_slower
-            g.method = s.method
-            g.disturbed = c.caveat or None
-            judged.append((g, s, between))
-    # Holm over the tests that can reach alpha at all (the others can never fail).
-    family = [(g, s) for g, s, _ in judged if s.smallest_p <= alpha]
-    for (g, _), adj in zip(family, sig.holm([s.p_slower for _, s in family])):
-        g.p_slower_holm = adj
-    per_test_alpha = alpha / max(1, len(family) or len(judged))
-    for g, s, between in judged:
-        if g.p_slower_holm is not None and g.p_slower_holm <= alpha:
-            g.outcome = FAIL
-        elif g.p_not_slower <= alpha:
-            g.outcome = PASS
-        else:
-            g.outcome = UNDECIDED
-            g.repetitions_needed = sig.repetitions_to_tell(
-                pct, s.spread, per_test_alpha, between, rank=between is None)
-        g.message = _message(g, pct)
-    outcomes = {g.outcome for g, _, _ in judged}
+            if v.word == "worse" and s.estimate_pct > pct:
+                g.outcome = FAIL
+            elif s.p_not_slower <= alpha:
+                g.outcome = PASS
+            else:
+                must = gate.gate_on and any(
+                    fnmatch.fnmatchcase(name, pat) for pat in gate.gate_on
+                    for name in (row.bench, gated_name(row)))
+                g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
+                g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
+            g.message = _message(g, pct)
+            judged.append(g)
+    outcomes = {g.outcome for g in judged}
+    # Nothing shown either way (every row noisier than PCT) is no pass.
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
-        not judged else PASS
+        PASS not in outcomes else PASS
+    notes = []
     if not judged:
-        gate.note = "nothing to judge: no result measured in the baseline and another run"
+        notes.append("nothing to judge: no result measured in the baseline and another run")
+    elif PASS not in outcomes and FAIL not in outcomes:
+        notes.append("no result could be shown within %g%% or beyond it" % pct)
     elif cmp.noise is None:
-        gate.note = ("between-run noise is not accounted for: a difference between two "
-                     "runs of one system counts as real (record it with osmeter noise)")
-    disturbed = [g for g, _, _ in judged if g.disturbed and g.outcome != PASS]
+        notes.append("between-run noise is not accounted for: the verdicts are about these "
+                     "two runs (record it with osmeter noise, or keep 3 or more runs of "
+                     "this host)")
+    not_gated = [g for g in judged if g.outcome == NOT_GATED]
+    if not_gated:
+        notes.append("%d row(s) not gated: noisier than %g%% (--undecided-fails or "
+                     "--gate-on GLOB makes them count)" % (len(not_gated), pct))
+    disturbed = [g for g in judged if g.disturbed and g.outcome != PASS]
     if disturbed:
-        gate.note = "; ".join(n for n in (gate.note, "%d of the results that did not pass "
-                                          "were measured while something disturbed them: "
-                                          "run them again on a quiet machine before "
-                                          "trusting the outcome" % len(disturbed)) if n)
+        notes.append("%d of the results that did not pass were measured while something "
+                     "disturbed them: run them again on a quiet machine before trusting "
+                     "the outcome" % len(disturbed))
+    gate.note = "; ".join(notes)
     cmp.gate = gate
     return gate
 
@@ -181,22 +195,22 @@ def _message(g: GateRow, pct: float) -> str:
 
 def _outcome_message(g: GateRow, pct: float) -> str:
     est = "%.1f%% %s" % (abs(g.slowdown_pct), "slower" if g.slowdown_pct >= 0 else "faster")
-    if g.slowdown_low_pct is not None:
-        est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
-            g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
+    est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
+        g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
     if g.outcome == FAIL:
-        return "%s: slower than %g%%, p=%.2g (Holm %.2g)" % (est, pct, g.p_slower,
-                                                              g.p_slower_holm)
+        return "%s: worse, beyond %g%% (p=%.2g, q=%.2g)" % (est, pct, g.p, g.q)
     if g.outcome == PASS:
         return "%s: not slower than %g%%, p=%.2g" % (est, pct, g.p_not_slower)
-    holm = ", Holm %.2g" % g.p_slower_holm if g.p_slower_holm is not None else ""
-    why = "%s: undecided at %g%% (p slower %.2g%s; p not slower %.2g)" % (
-        est, pct, g.p_slower, holm, g.p_not_slower)
+    if g.slowdown_low_pct > pct:
+        return "%s: %s: slower than %g%% by its own test (p=%.2g), not after the correction " \
+            "over the comparison's questions (q=%.2g)" % (
+                est, "undecided" if g.outcome == UNDECIDED else "not gated", pct, g.p, g.q)
+    why = "%s: %s %g%%" % (est, "undecided at" if g.outcome == UNDECIDED
+                            else "not gated: noisier than", pct)
     if g.repetitions_needed is None:
         return why + "; between-run noise alone is larger than the threshold"
     if g.repetitions_needed > max(g.repetitions):
-        return why + "; about %d repetitions per run would tell a %g%% slowdown from none" \
-            % (g.repetitions_needed, pct)
+        return why + "; about %d repetitions per run would decide it" % g.repetitions_needed
     return why + "; the slowdown is close to the threshold"
 
 

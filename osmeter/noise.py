@@ -219,6 +219,47 @@ def _index_component(metrics, levels, nruns) -> Component:
     return Component(tau2, nruns - 1, nruns, 0.0)
 
 
+# ---- learned from the store's history ------------------------------------------------
+
+HISTORY_MIN_RUNS = 3        # fewer leave the between-run part with 1 degree of freedom
+HISTORY_MAX_RUNS = 10       # the latest ones: the machine's noise today, not last year's
+
+
+def from_history(runs: list[Run], db) -> Profile | None:
+    """A profile learned from the stored runs of the same host as every run compared
+    (complete, same smoke-ness, same suite, not themselves compared), the latest
+    HISTORY_MAX_RUNS of them, when at least HISTORY_MIN_RUNS exist; else None.  Rows
+    whose parameters differ between those runs are left out by `estimate`, and rows the
+    history does not cover say so in the comparison."""
+    hosts = {(r.sysinfo or {}).get("hostname") for r in runs}
+    if len(hosts) != 1 or None in hosts:
+        return None
+    (host,) = hosts
+    from .store import Store, StoreError
+    try:
+        store = Store(db, readonly=True)
+    except (StoreError, OSError):
+        return None
+    try:
+        ids = {r.id for r in runs}
+        suites = {r.suite for r in runs}
+        picked = [d["id"] for d in store.list_runs()
+                  if d["host"] == host and d["status"] == "complete" and d["id"] not in ids
+                  and bool(d["smoke"]) == bool(runs[0].smoke) and d["suite"] in suites]
+        picked = picked[-HISTORY_MAX_RUNS:]
+        if len(picked) < HISTORY_MIN_RUNS:
+            return None
+        history = [store.load_run(i) for i in picked]
+    except StoreError:
+        return None
+    finally:
+        store.close()
+    try:
+        return estimate(history, "history of %s" % host)
+    except NoiseError:
+        return None
+
+
 # ---- where profiles live ---------------------------------------------------------------
 
 def load(ref: str, db) -> Profile:

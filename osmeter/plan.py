@@ -53,6 +53,8 @@ class Options:
     command: str = ""
     until_ci: float | None = None                 # adaptive: target +-PCT of the median
     max_runs: int | None = None                   # adaptive: the user's bound
+    until_decided: float | None = None            # adaptive: decide a slowdown of PCT
+    against: object | None = None                 # ... against this baseline Run
 
 
 def build(catalog: Catalog, named: list[str], suite: str | None = None,

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import defaultdict
 
-from . import __version__, adaptive, coreproc, display, eta, fsinfo, monitor, results, stats, sysinfo
+from . import __version__, adaptive, coreproc, display, eta, fsinfo, monitor, results, sysinfo
 from .catalog import Catalog
 from .model import Run
 from .plan import Options, PlanItem, Variant, effective_params
@@ -118,8 +118,9 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
     durations: dict[str, list[float]] = defaultdict(list)
     # With --until-ci the rounds go on, for the benchmarks not yet narrow enough, up to
     # the user's bound; the first ones make at least a 95% interval possible.
-    rounds = opts.max_runs if opts.until_ci else opts.runs
-    first_check = max(opts.runs, stats.repetitions_for())
+    adaptive_on = bool(opts.until_ci or opts.until_decided)
+    rounds = opts.max_runs if adaptive_on else opts.runs
+    first_check = max(opts.runs, adaptive.first_look()) if opts.until_ci else opts.runs
     total = rounds * len(items) * len(variants)
     progress = display.Progress(total, opts.progress)
     skipped = set(skipping)         # known before the run, and seen skipping since
@@ -131,8 +132,15 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
     try:
         todo = items
         for rep in range(rounds):
-            if opts.until_ci and rep >= first_check:
-                still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci)
+            if adaptive_on and rep >= first_check:
+                if opts.until_ci:
+                    still = adaptive.unsettled(catalog, todo, invocations, opts.until_ci,
+                                               adaptive.look_of(rep, first_check))
+                elif rep in adaptive.decided_looks(first_check, opts.max_runs):
+                    still = adaptive.undecided(catalog, todo, invocations,
+                                               opts.until_decided, opts.against)
+                else:
+                    still = todo
                 progress.total -= (len(todo) - len(still)) * len(variants) * (rounds - rep)
                 todo = still
                 if not todo:
@@ -197,7 +205,10 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                                                 run.environment.get("at_rest"))
             results.derive(run)
             if opts.until_ci:
-                adaptive.record(run, opts.until_ci, opts.max_runs)
+                adaptive.record(run, opts.until_ci, opts.max_runs, first_check)
+            if opts.until_decided:
+                adaptive.record_decided(run, opts.until_decided, opts.max_runs, opts.against,
+                                        first_check)
             run.finished = finished
             run.status = "interrupted" if interrupted else "complete"
             run.environment["load_after"] = env_after.get("load_before")

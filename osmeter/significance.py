@@ -1,31 +1,30 @@
 """Is a difference between two runs real, and how large is it?
 
 The unit of evidence is the *repetition*: every repetition is a separate process (its
-own address-space layout, CPU placement, cache state), while the samples inside one
-repetition share all of that and are not independent.  So each repetition is reduced to
-its median and the tests compare those medians between the two runs, on the log scale
-(a ratio of speeds is a shift of logs).  "Speed logs" are oriented so that larger is
-better: -log(time), +log(rate).
+own address-space layout, CPU placement, cache state), and the repetitions of a run are
+interleaved round-robin over the whole run, so their spread includes the machine's
+drift during the run; the samples inside one repetition share all of that and are not
+independent.  Each repetition is reduced to its median and the tests compare those
+medians between two runs on the log scale (a ratio of speeds is a shift of logs).
+"Speed logs" are oriented so that larger is better: -log(time), +log(rate).
 
-Two ways, chosen by what is known about the noise:
+* **Test**: Welch's t on the log repetition medians, Satterthwaite's degrees of freedom
+  (bench/stats_claims.py chose it by simulation over an exact rank test, which cannot go
+  below p = 0.0079 with 5 against 5 repetitions, and over Student's pooled t, which is
+  liberal at small alpha when the two runs' spreads differ; docs/statistics.md).  With a
+  between-run noise profile (osmeter.noise) its variance is added and the degrees of
+  freedom are capped at the profile's runs - 1.
+* **Ratio**: the Hodges–Lehmann estimate (median of all pairwise differences of speed
+  logs: one odd repetition does not swing it), with the (1 - alpha) Welch interval of
+  the shift; the same estimator with or without a profile.
+* **Verdict** per row (osmeter.compare corrects for the many rows): better / worse when
+  the difference is significant and at least `min_effect`; "same" when the (1 - 2 alpha)
+  interval lies inside +-margin (two one-sided tests, TOST); otherwise "cannot tell",
+  with the repetitions per run that would tell.
+* **Values not all positive** (a loss of 0%, a time below the timer's resolution): no
+  ratio; an exact Mann–Whitney test on the values themselves, and the row says so.
 
-* **Within-run only (the default).**  Mann–Whitney U, exact: its distribution is counted
-  (without ties) or enumerated conditionally on the tie pattern (with ties, up to
-  EXACT_TIES_LIMIT values; the normal approximation is too lenient on small, coarse
-  samples).  The ratio is the Hodges–Lehmann estimate (median of all pairwise
-  differences of speed logs) with the distribution-free interval that inverts the same
-  test.  Rank tests assume nothing about the distribution, but they are discrete: with
-  m + n repetitions the smallest p-value is 1 / C(m+n, m) one-sided.
-* **With between-run noise known** (osmeter.noise): two runs of one system differ by
-  more than their repetitions suggest, so the variance of the log ratio gets the
-  between-run part added and the test is Welch's t with Satterthwaite's degrees of
-  freedom; the ratio is the ratio of geometric means of the per-repetition medians.
-
-A difference gets a verdict when its p-value, corrected for the number of rows compared
-(Benjamini–Hochberg, in osmeter.compare), is at most alpha AND the ratio differs from 1
-by at least `min_effect`.  The regression gate (osmeter.gate) asks one-sided questions
-of the same machinery: slower than the threshold (`p_slower`) and not slower than it
-(`p_not_slower`).
+The regression gate (osmeter.gate) reads the same verdicts and the slowdown's interval.
 """
 from __future__ import annotations
 
@@ -38,13 +37,14 @@ from .distributions import normal_quantile, t_cdf, t_quantile, t_sf
 from .stats import variance
 
 ALPHA = 0.05          # significance level (false-discovery rate for verdicts)
-MIN_EFFECT = 0.02     # smallest relative difference of medians that gets a verdict
+MIN_EFFECT = 0.02     # smallest relative difference that gets a better/worse verdict
+MARGIN = 0.05         # "same": the difference lies within +-MARGIN (equivalence)
 EXACT_LIMIT = 60      # exact U distribution without ties when both sides have <= this many
 EXACT_TIES_LIMIT = 40  # exact conditional distribution with ties up to this many values
-RANK_METHOD = "Mann-Whitney U (exact) on per-repetition medians; Hodges-Lehmann ratio"
-T_METHOD = ("Welch t on log per-repetition medians with between-run noise; "
-            "ratio of geometric means")
-
+T_METHOD = ("Welch t on log per-repetition medians (Satterthwaite df); "
+            "Hodges-Lehmann ratio")
+T_NOISE_METHOD = T_METHOD + "; between-run noise added (df at most the profile's runs - 1)"
+RANK_METHOD = "Mann-Whitney U (exact) on the per-repetition values: not all positive, no ratio"
 
 # ---- Mann–Whitney U --------------------------------------------------------------------
 
@@ -144,22 +144,6 @@ def mann_whitney_u(x: list[float], y: list[float], alternative: str = "two-sided
     return u, min(1.0, 2.0 * min(p_le, p_ge))
 
 
-def min_p_value(m: int, n: int, two_sided: bool = True) -> float:
-    """Smallest p-value Mann-Whitney U can give with m and n values (no ties)."""
-    if m == 0 or n == 0:
-        return 1.0
-    p = 1.0 / math.comb(m + n, m)
-    return min(1.0, 2.0 * p if two_sided else p)
-
-
-def repetitions_for_p(p: float, two_sided: bool = False) -> int:
-    """Fewest repetitions per run (equal on both sides) that let the rank test reach p."""
-    n = 1
-    while min_p_value(n, n, two_sided) > p:
-        n += 1
-    return n
-
-
 # ---- ratios and their intervals -------------------------------------------------------
 
 def speed_logs(values: list[float], better: str) -> list[float] | None:
@@ -170,41 +154,16 @@ def speed_logs(values: list[float], better: str) -> list[float] | None:
     return [sign * math.log(v) for v in values]
 
 
-@lru_cache(maxsize=None)
-def _hl_rank(m: int, n: int, level: float) -> tuple[int, float]:
-    """k (1-based) such that [D(k), D(mn+1-k)] of the m*n sorted pairwise differences is
-    the narrowest interval with level >= `level`, and its level; k = 1 (all
-    differences) with its own lower level when none reaches it."""
-    tail = (1.0 - level) / 2.0
-    if m <= EXACT_LIMIT and n <= EXACT_LIMIT:
-        counts = _u_counts(m, n)
-        total = sum(counts)
-        k, below = 1, counts[0]                  # below = #arrangements with U <= k-1
-        while k < m * n / 2.0 and (below + counts[k]) / total <= tail:
-            below += counts[k]
-            k += 1
-        return k, 1.0 - 2.0 * below / total
-    z = normal_quantile(1.0 - tail)
-    k = int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0)))
-    return max(1, k), level
-
-
-def hodges_lehmann(base_s: list[float], other_s: list[float], level: float = 0.95):
-    """(estimate, low, high, actual level) of the shift other - base of speed logs: the
-    median of all pairwise differences and the interval that inverts Mann–Whitney."""
-    diffs = sorted(o - b for o in other_s for b in base_s)
-    est = median(diffs)
-    m, n = len(base_s), len(other_s)
-    if m * n < 2:
-        return est, None, None, None
-    k, actual = _hl_rank(m, n, level)
-    return est, diffs[k - 1], diffs[m * n - k], actual
+def hodges_lehmann(base_s: list[float], other_s: list[float]) -> float:
+    """The shift other - base of speed logs: the median of all pairwise differences
+    (one odd repetition does not swing it, as it swings a difference of means)."""
+    return median(o - b for o in other_s for b in base_s)
 
 
 @dataclass
 class Between:
     """Variance of the between-run part of a log ratio (two runs: twice one run's), with
-    its degrees of freedom, from a recorded noise profile (osmeter.noise)."""
+    its degrees of freedom (the profile's runs - 1), from osmeter.noise."""
     var: float
     df: float
 
@@ -212,9 +171,9 @@ class Between:
 def variance_parts(base_s: list[float], other_s: list[float]):
     """[(variance, degrees of freedom)] of the two means' contributions to the variance
     of mean(other) - mean(base); a side with one repetition borrows the other side's
-    spread; None when neither side has two."""
+    spread; None when a side is empty or neither has two."""
     m, n = len(base_s), len(other_s)
-    if m < 2 and n < 2:
+    if m == 0 or n == 0 or (m < 2 and n < 2):
         return None
     var_b = variance(base_s) if m > 1 else None
     var_o = variance(other_s) if n > 1 else None
@@ -242,14 +201,20 @@ def satterthwaite(parts) -> tuple[float, float]:
     return math.sqrt(se2), (se2 * se2 / denom if denom > 0 else float("inf"))
 
 
-def log_ratio_t(base_s: list[float], other_s: list[float], between: Between):
+def log_ratio_t(base_s: list[float], other_s: list[float], between: Between | None = None):
     """(estimate, standard error, degrees of freedom) of mean(other) - mean(base) of
-    speed logs with the between-run variance added; None without a within-run variance
-    (one repetition on both sides)."""
+    speed logs, Welch; with `between` its variance added and the degrees of freedom
+    capped at its own (an estimate from R runs knows the between-run part no better than
+    R - 1 degrees of freedom allow, however many repetitions each run has).  None
+    without a within-run variance (one repetition on both sides)."""
     parts = variance_parts(base_s, other_s)
     if parts is None:
         return None
-    se, df = satterthwaite(parts + [(between.var, between.df)])
+    if between is not None:
+        parts.append((between.var, between.df))
+    se, df = satterthwaite(parts)
+    if between is not None:
+        df = min(df, between.df)
     return fmean(other_s) - fmean(base_s), se, df
 
 
@@ -274,6 +239,13 @@ def t_test(est: float, se: float, df: float, shift: float = 0.0,
 def t_interval(est: float, se: float, df: float, level: float) -> tuple[float, float]:
     half = se * t_quantile(0.5 + level / 2.0, df) if se > 0 else 0.0
     return est - half, est + half
+
+
+def tost_p(est: float, se: float, df: float, margin: float) -> float:
+    """p-value of "the shift is outside +-log(1 + margin)" (two one-sided tests): at most
+    alpha exactly when the (1 - 2 alpha) interval lies inside the margin."""
+    bound = math.log1p(margin)
+    return max(t_test(est, se, df, -bound, "greater"), t_test(est, se, df, bound, "less"))
 
 
 # ---- one comparison -------------------------------------------------------------------
@@ -307,21 +279,36 @@ def metric_repetitions(results) -> list[float]:
     return out
 
 
+SAME, CANNOT_TELL = "same", "cannot tell"
+
+
 @dataclass
 class Verdict:
     """Outcome of comparing one run's result with the baseline's."""
-    ratio: float | None       # speed relative to baseline, > 1 = better than baseline
-    p: float | None           # this comparison's own two-sided p-value
+    ratio: float | None       # speed relative to baseline, > 1 = better (Hodges–Lehmann)
+    p: float | None           # this comparison's own two-sided p-value (no difference)
     n_base: int
     n_other: int
     significant: bool
-    word: str                 # "better" | "worse" | "no clear difference" | "too few repetitions" | "no samples"
+    word: str                 # better | worse | same | cannot tell | too few repetitions | no samples
     detail: str = ""
     ratio_low: float | None = None     # interval of the ratio ...
     ratio_high: float | None = None
-    ratio_level: float | None = None   # ... and its actual level
-    p_adjusted: float | None = None    # after Benjamini–Hochberg over the comparison
-    method: str = RANK_METHOD
+    ratio_level: float | None = None   # ... and its level
+    p_adjusted: float | None = None    # p after the correction over the comparison
+    method: str = T_METHOD
+    p_same: float | None = None        # TOST: the difference is outside +-margin
+    margin: float = MARGIN
+    direction: int = 0                 # +1 other better, -1 worse, 0 no difference seen
+    shift: float | None = None         # Welch: mean difference of speed logs, its se, df
+    se: float | None = None
+    df: float | None = None
+    spread: float | None = None        # pooled sd of the log repetition medians
+    repetitions_needed: int | None = None   # per run, for "cannot tell"
+
+    @property
+    def decided(self) -> bool:
+        return self.word in ("better", "worse", SAME)
 
 
 def speed_ratio(base_median: float, other_median: float, better: str) -> float | None:
@@ -331,76 +318,107 @@ def speed_ratio(base_median: float, other_median: float, better: str) -> float |
     return base_median / other_median if better == "lower" else other_median / base_median
 
 
+def _g(x: float) -> str:
+    return "%.4g" % x
+
+
 def compare_values(base: list[float], other: list[float], better: str,
                    alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
-                   between: Between | None = None, level: float = 0.95) -> Verdict:
+                   between: Between | None = None, level: float = 0.95,
+                   margin: float = MARGIN) -> Verdict:
     """Verdict on per-repetition values of the baseline and another run, as if this were
-    the only comparison made (compare.py corrects for many with `decide`)."""
+    the only comparison made (osmeter.compare corrects for many and calls `decide`)."""
     m, n = len(base), len(other)
     if not m or not n:
         return Verdict(None, None, m, n, False, "no samples")
     bs, os_ = speed_logs(base, better), speed_logs(other, better)
-    if bs is None or os_ is None:                       # not positive: ranks only
-        ratio = speed_ratio(median(base), median(other), better)
-        v = Verdict(ratio, None, m, n, False, "no clear difference")
-        sign = 1.0 if better == "higher" else -1.0
-        if min_p_value(m, n) < alpha:
-            _, v.p = mann_whitney_u([sign * x for x in other], [sign * x for x in base])
-        return decide(v, v.p, alpha, min_effect)
-    if between is not None:
-        fit = log_ratio_t(bs, os_, between)
-        if fit is None:
-            return Verdict(math.exp(os_[0] - bs[0]), None, m, n, False,
-                           "too few repetitions", "one repetition on each side: "
-                           "the within-run spread is unknown", method=T_METHOD)
-        est, se, df = fit
-        lo, hi = t_interval(est, se, df, level)
-        v = Verdict(math.exp(est), t_test(est, se, df), m, n, False, "", "",
-                    math.exp(lo), math.exp(hi), level, method=T_METHOD)
-        return decide(v, v.p, alpha, min_effect)
-    est, lo, hi, actual = hodges_lehmann(bs, os_, level)
-    v = Verdict(math.exp(est), None, m, n, False, "", "",
-                None if lo is None else math.exp(lo), None if hi is None else math.exp(hi),
-                actual)
-    floor = min_p_value(m, n)
-    if floor >= alpha:
-        v.word = "too few repetitions"
-        v.detail = ("%d vs %d repetitions: the smallest possible p is %.3g >= %.3g"
-                    % (m, n, floor, alpha))
-        return v
-    _, v.p = mann_whitney_u(os_, bs)
-    return decide(v, v.p, alpha, min_effect)
+    if bs is None or os_ is None:
+        return decide(_rank_verdict(base, other, better), alpha, min_effect)
+    method = T_NOISE_METHOD if between is not None else T_METHOD
+    est = hodges_lehmann(bs, os_)
+    fit = log_ratio_t(bs, os_, between)
+    if fit is None:
+        return Verdict(math.exp(est), None, m, n, False, "too few repetitions",
+                       "one repetition on each side: the within-run spread is unknown",
+                       method=method, margin=margin)
+    shift, se, df = fit
+    lo, hi = t_interval(shift, se, df, level)
+    v = Verdict(math.exp(est), t_test(shift, se, df), m, n, False, "", "",
+                math.exp(lo), math.exp(hi), level, method=method,
+                p_same=tost_p(shift, se, df, margin), margin=margin,
+                direction=(shift > 0) - (shift < 0), shift=shift, se=se, df=df,
+                spread=pooled_spread(bs, os_))
+    return decide(v, alpha, min_effect)
 
 
-def decide(v: Verdict, p: float | None, alpha: float, min_effect: float,
-           name: str = "p") -> Verdict:
-    """Set the verdict from a p-value (`name` "q" when corrected) and the effect's size."""
+def _rank_verdict(base: list[float], other: list[float], better: str) -> Verdict:
+    """Values not all positive (a loss of 0 %, a time below resolution): no ratio; the
+    exact rank test on the values, oriented so that larger is better."""
+    m, n = len(base), len(other)
+    text = "%s vs %s: no ratio" % (_g(median(base)), _g(median(other)))
+    if len(set(base) | set(other)) == 1:
+        return Verdict(None, 1.0, m, n, False, "", "every repetition %s in both runs"
+                       % _g(base[0]), method=RANK_METHOD, p_same=0.0)
+    sign = 1.0 if better == "higher" else -1.0
+    o, b = [sign * x for x in other], [sign * x for x in base]
+    _, p = mann_whitney_u(o, b)
+    d = median(o) - median(b)
+    return Verdict(None, p, m, n, False, "", text, method=RANK_METHOD,
+                   direction=(d > 0) - (d < 0))
+
+
+def decide(v: Verdict, alpha: float, min_effect: float) -> Verdict:
+    """The word from the (corrected, where set) p-value and the effect's size: better /
+    worse needs q <= alpha and a difference of at least min_effect; "same" needs the
+    TOST p at most alpha (the (1 - 2 alpha) interval inside +-margin)."""
     if v.word in ("too few repetitions", "no samples"):
         return v
-    effect_ok = v.ratio is not None and abs(v.ratio - 1.0) >= min_effect
-    v.significant = p is not None and p <= alpha and effect_ok
+    q = v.p_adjusted if v.p_adjusted is not None else v.p
+    q_same = v.p_same           # each row's own claim: see osmeter.compare
+    big = v.ratio is None or abs(v.ratio - 1.0) >= min_effect
+    same_side = v.ratio is None or (v.ratio - 1.0) * v.direction > 0
+    v.significant = q is not None and q <= alpha and big and v.direction != 0 and same_side
+    no_ratio = v.detail if v.ratio is None and v.detail.endswith("no ratio") else ""
     if v.significant:
-        v.word, v.detail = ("better" if v.ratio > 1 else "worse"), ""
+        v.word, v.detail = ("better" if v.direction > 0 else "worse"), no_ratio
+    elif q_same is not None and q_same <= alpha:
+        v.word = SAME
+        v.detail = v.detail if v.ratio is None else "within +-%g%%" % (100 * v.margin)
     else:
-        v.word = "no clear difference"
-        v.detail = ("%s = %.3g" % (name, p) if p is not None and p > alpha else
-                    "difference below %.3g%%" % (100 * min_effect) if p is not None else "")
+        v.word = CANNOT_TELL
+        v.detail = no_ratio or (
+            "difference below %g%%" % (100 * min_effect) if q is not None and q <= alpha
+            else "p=%.2g alone, q=%.2g over the questions" % (v.p, q)
+            if v.p is not None and v.p <= alpha and q is not None
+            else "noisier than +-%g%%" % (100 * v.margin))
     return v
 
 
-# ---- the gate's one-sided questions ---------------------------------------------------
+def repetitions_to_decide(spread: float | None, margin: float, alpha: float,
+                          between: Between | None = None, power: float = 0.8) -> int | None:
+    """Repetitions per run with which a row of this spread is told apart from a
+    difference of `margin` (either way) with probability `power` at level alpha (normal
+    approximation); None when between-run noise alone is too large."""
+    if spread is None or margin <= 0:
+        return None
+    z = normal_quantile(1.0 - alpha) + normal_quantile(power)
+    room = (math.log1p(margin) / z) ** 2 - (between.var if between else 0.0)
+    if room <= 0:
+        return None
+    return max(2, int(math.ceil(2.0 * spread * spread / room)))
+
+
+# ---- the gate's questions -------------------------------------------------------------
 
 @dataclass
 class Slowdown:
-    """How much slower `other` is than the baseline, and the two one-sided tests against
-    a threshold.  Percentages: > 0 = slower (more time, less rate)."""
-    estimate_pct: float
-    low_pct: float | None          # interval of the slowdown ...
-    high_pct: float | None
-    level: float | None            # ... and its actual level
-    p_slower: float                # H0: slowdown <= threshold
-    p_not_slower: float            # H0: slowdown >= threshold
-    smallest_p: float              # the smallest one-sided p these repetitions allow
+    """How much slower `other` is than the baseline.  Percentages: > 0 = slower (more
+    time, less rate)."""
+    estimate_pct: float            # Hodges–Lehmann, as the comparison's ratio
+    low_pct: float                 # (1 - 2 alpha) interval of the slowdown
+    high_pct: float
+    level: float
+    p_not_slower: float            # H0: slowdown >= threshold (one-sided t)
     spread: float | None           # pooled within-run sd of log repetition medians
     method: str
 
@@ -409,51 +427,27 @@ def _slowdown_pct(speed_log_shift: float) -> float:
     return 100.0 * (math.exp(-speed_log_shift) - 1.0)
 
 
-def slowdown(base: list[float], other: list[float], better: str, pct: float,
-             alpha: float = ALPHA, between: Between | None = None) -> Slowdown | None:
-    """One-sided tests of "slower than the baseline by more than pct" and of "not slower
-    by that much", with the (1 - 2 alpha) interval of the slowdown; None when the
-    values cannot be compared (none, or not positive)."""
-    bs, os_ = speed_logs(base, better), speed_logs(other, better)
-    if not bs or not os_:
+def slowdown(v: Verdict, pct: float, alpha: float) -> Slowdown | None:
+    """The gate's view of a verdict: the slowdown, its (1 - 2 alpha) interval and the
+    one-sided test of "slower by pct or more"; None without a ratio or a spread."""
+    if v.ratio is None or v.shift is None:
         return None
-    delta = math.log1p(pct / 100.0)
-    moved = [o + delta for o in os_]      # other as if it were pct faster
-    spread = pooled_spread(bs, os_)
     level = 1.0 - 2.0 * alpha
-    if between is not None and spread is not None:
-        est, se, df = log_ratio_t(bs, os_, between)
-        lo, hi = t_interval(est, se, df, level)
-        return Slowdown(_slowdown_pct(est), _slowdown_pct(hi), _slowdown_pct(lo), level,
-                        t_test(est, se, df, -delta, "less"),
-                        t_test(est, se, df, -delta, "greater"), 0.0, spread, T_METHOD)
-    est, lo, hi, actual = hodges_lehmann(bs, os_, level)
-    return Slowdown(_slowdown_pct(est), None if hi is None else _slowdown_pct(hi),
-                    None if lo is None else _slowdown_pct(lo), actual,
-                    mann_whitney_u(moved, bs, "less")[1],
-                    mann_whitney_u(moved, bs, "greater")[1],
-                    min_p_value(len(bs), len(os_), two_sided=False), spread, RANK_METHOD)
+    lo, hi = t_interval(v.shift, v.se, v.df, level)
+    delta = math.log1p(pct / 100.0)
+    return Slowdown(_slowdown_pct(math.log(v.ratio)), _slowdown_pct(hi), _slowdown_pct(lo),
+                    level, t_test(v.shift, v.se, v.df, -delta, "greater"), v.spread,
+                    v.method)
 
 
 def repetitions_to_tell(pct: float, spread: float | None, alpha: float,
-                        between: Between | None = None, rank: bool = True,
-                        power: float = 0.8) -> int | None:
-    """Repetitions per run with which a slowdown of 2 x pct fails and none passes, each
-    with probability `power`, at one-sided level alpha (normal approximation; rank tests
-    lose 3/pi of the information and need 1/C(2n, n) <= alpha).  None when between-run
-    noise alone is too large for any number of repetitions."""
-    delta = math.log1p(pct / 100.0)
-    z = normal_quantile(1.0 - alpha) + normal_quantile(power)
-    floor = repetitions_for_p(alpha) if rank else 2
-    if delta <= 0:
+                        between: Between | None = None, power: float = 0.8) -> int | None:
+    """Repetitions per run with which an unchanged row passes the gate at pct with
+    probability `power` (its upper bound below pct at one-sided level alpha; normal
+    approximation).  None when between-run noise alone is too large for any number."""
+    if pct <= 0:
         return None
-    room = (delta / z) ** 2 - (between.var if between else 0.0)
-    if room <= 0:
-        return None
-    if spread is None:
-        return floor
-    n = 2.0 * spread * spread / room / (3.0 / math.pi if rank else 1.0)
-    return max(floor, int(math.ceil(n)))
+    return repetitions_to_decide(spread, pct / 100.0, alpha, between, power)
 
 
 # ---- many comparisons at once ---------------------------------------------------------
@@ -472,17 +466,35 @@ def benjamini_hochberg(pvalues: list[float]) -> list[float]:
     return out
 
 
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values: the chance of any false rejection among all
-    (family-wise error) stays at most alpha where adjusted p <= alpha."""
+def simes(pvalues: list[float]) -> float:
+    """Simes' p-value of "none of these hypotheses is false": min over i of p(i) m / i
+    (valid for independent or positively dependent tests, as a benchmark's rows are)."""
     m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        out[i] = running
-    return out
+    return min(1.0, min(p * m / (i + 1) for i, p in enumerate(sorted(pvalues))))
+
+
+def benjamini_bogomolov(families: list[list[float]], q: float) -> tuple[list[list[float]], int]:
+    """Selective inference over families of p-values (Benjamini & Bogomolov 2014):
+    a family's p is Simes' over its tests, Benjamini–Hochberg at q over the families
+    selects R of the m families, and inside each selected family Benjamini–Hochberg runs
+    at q R / m.  The expected share of false discoveries among the families selected is
+    at most q (so: with no real difference anywhere, the chance of any verdict is at most
+    q), and so is the average over selected families of their share of false verdicts.
+
+    Returns (per family, per test: a value that is <= q exactly when the test is
+    rejected, the larger of its family's BH-adjusted Simes p and its BH-adjusted p
+    within the family scaled by m / R; and R)."""
+    m = len(families)
+    if m == 0:
+        return [], 0
+    fam_q = benjamini_hochberg([simes(f) if f else 1.0 for f in families])
+    selected = sum(1 for x in fam_q if x <= q)
+    out = []
+    for f, fq in zip(families, fam_q):
+        inside = benjamini_hochberg(f) if f else []
+        scale = m / selected if selected else 1.0      # none selected: fq > q anyway
+        out.append([min(1.0, max(fq, x * scale)) for x in inside])
+    return out, selected
 
 
 def geometric_mean(values: list[float]) -> float | None:

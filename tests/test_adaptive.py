@@ -35,11 +35,14 @@ def test_only_the_wide_benchmark_is_repeated_up_to_the_bound(fake_core):
     items = [plan.PlanItem("a"), plan.PlanItem("b")]
     opts = plan.Options(runs=6, progress=False, until_ci=2.0, max_runs=11)
     (run,) = runner.execute(fake_catalog(), items, [plan.Variant()], opts)
-    # Six interleaved rounds of both, then "b" alone until the bound.
-    assert fake_core == ["a", "b"] * 6 + ["b"] * 5
+    # Seven interleaved rounds of both (the first look), then "b" alone until the bound.
+    assert fake_core == ["a", "b"] * 7 + ["b"] * 4
     a = next(r for r in run.results if r.bench == "a")
     b = next(r for r in run.results if r.bench == "b")
-    assert a.summary["repetitions"] == 6 and b.summary["repetitions"] == 11
+    assert a.summary["repetitions"] == 7 and b.summary["repetitions"] == 11
+    # The stored interval is the last look's, which holds at 95% over all the looks.
+    assert a.summary["ci_level"] == 0.95 and a.extra["until_ci"]["looks"] == 1
+    assert b.extra["until_ci"]["looks"] == 5
     assert a.extra["until_ci"]["reached"] and a.extra["until_ci"]["half_width_pct"] < 2
     assert not b.extra["until_ci"]["reached"] and b.extra["until_ci"]["repetitions"] == 11
     lines = adaptive.summary_lines(run)
@@ -55,21 +58,54 @@ def test_without_until_ci_nothing_changes(fake_core):
     assert all("until_ci" not in r.extra for r in run.results)
 
 
-def test_half_width_needs_a_95_percent_interval():
-    assert adaptive.half_width({"median": 10, "ci_low": 9, "ci_high": 12, "ci_level": 0.96,
-                                "ci_method": "order statistics"}) == pytest.approx(0.2)
-    assert adaptive.half_width({"median": 10, "ci_low": 9.9, "ci_high": 10.1,
-                                "ci_level": 0.9375, "ci_method": "order statistics"}) is None
+def test_the_looks_spend_the_five_percent():
+    levels = [adaptive.look_level(j) for j in range(1, 200)]
+    assert levels[0] == pytest.approx(0.975) and levels[1] == pytest.approx(1 - 0.05 / 6)
+    assert sum(1 - x for x in levels) < 0.05
+    assert adaptive.first_look() == 7
+    values = [100.0, 101, 99, 100.5, 99.5, 100.2, 99.8]
+    lo, hi, level = adaptive.sequential_interval(values, 1)
+    assert (lo, hi) == (99, 101) and level >= 0.975
+    assert adaptive.sequential_interval(values, 2) is None     # 7 values cannot reach 99.2%
+    assert adaptive.relative_half_width(values, 1) == pytest.approx(0.01, rel=0.01)
 
 
 def test_until_ci_end_to_end_and_its_bad_input(tmp_path):
     db = tmp_path / "db.sqlite"
     r = osmeter("run", "syscall.getppid", "--smoke", "--until-ci", "100000", "--max-runs", "8",
                 "--quiet", db=db, check=0)
-    assert "1 of 1 benchmark(s) reached" in r.stdout and "(6 repetitions)" in r.stdout
+    assert "1 of 1 benchmark(s) reached" in r.stdout and "(7 repetitions)" in r.stdout
     for args, words in ((["--until-ci", "5"], "needs --max-runs"),
                         (["--max-runs", "9"], "needs --until-ci"),
-                        (["--until-ci", "5", "--max-runs", "4"], "at least 6"),
+                        (["--until-ci", "5", "--max-runs", "4"], "at least 7"),
                         (["--until-ci", "0", "--max-runs", "9"], "positive")):
+        r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
+        assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_until_decided_repeats_only_what_cannot_tell_the_slowdown_yet(fake_core):
+    # "a" (0.1% spread) tells a 5% slowdown at once; "b" (30%) never within 9 rounds.
+    items = [plan.PlanItem("a"), plan.PlanItem("b")]
+    opts = plan.Options(runs=5, progress=False, until_decided=5.0, max_runs=9)
+    (run,) = runner.execute(fake_catalog(), items, [plan.Variant()], opts)
+    assert fake_core == ["a", "b"] * 5 + ["b"] * 4
+    a = next(r for r in run.results if r.bench == "a")
+    b = next(r for r in run.results if r.bench == "b")
+    assert a.extra["until_decided"]["decidable"] is True
+    assert b.extra["until_decided"]["decidable"] is False
+    assert b.summary["repetitions"] == 9
+    lines = adaptive.decided_lines(run)
+    assert lines[0] == "--until-decided 5%: 1 of 2 result(s) can tell a 5% slowdown from none"
+    assert "still too noisy after 9 repetitions (--max-runs): b" in lines[1]
+
+
+def test_until_decided_bad_input(tmp_path):
+    db = tmp_path / "db.sqlite"
+    for args, words in ((["--until-decided", "5"], "needs --max-runs"),
+                        (["--until-decided", "5", "--until-ci", "5", "--max-runs", "9"],
+                         "exclude each other"),
+                        (["--against", "x"], "needs --until-decided"),
+                        (["--until-decided", "5", "--max-runs", "9", "--against", "nosuch"],
+                         "--against nosuch")):
         r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -13,8 +13,6 @@ import math
 import random
 from statistics import median
 
-import pytest
-
 from osmeter import compare, gate, noise, stats
 from osmeter import significance as sig
 from osmeter.model import Result, Run, Sample
@@ -182,42 +180,48 @@ def test_real_differences_are_still_found_among_many_rows():
 # ---- 4. the gate ---------------------------------------------------------------------------
 
 def test_gate_false_failure_on_aa_at_most_alpha():
-    """90 identical rows at CV 3%: the old gate failed 32% of CI runs at 2% and 99% at
-    0%.  Now a failure needs Holm's correction: at most alpha of A/A comparisons fail."""
+    """90 identical rows at CV 3%, 5 repetitions: the gate fails at most alpha of A/A
+    comparisons whatever the threshold, and at 10% it passes (exit 0) in 95% or more."""
     rng = random.Random(23)
-    for pct, trials in ((0.0, 150), (2.0, 100)):
+    for pct, trials in ((0.0, 100), (2.0, 100), (10.0, 150)):
         failures, passes = 0, 0
         for _ in range(trials):
-            cmp = compare.compare([flat_run("a", rng, 90, 10, 0.03),
-                                   flat_run("b", rng, 90, 10, 0.03)])
+            cmp = compare.compare([flat_run("a", rng, 90, 5, 0.03),
+                                   flat_run("b", rng, 90, 5, 0.03)])
             g = gate.evaluate(cmp, pct)
             failures += g.outcome == "fail"
-            passes += g.outcome == "pass"
+            passes += g.exit_code == gate.EXIT_PASS
+            # Compare and the gate read the same verdicts: no row fails that is not worse.
+            for r in g.having("fail"):
+                row = next(x for x in cmp.rows if x.bench == r.bench)
+                assert row.cells[1].verdict.word == "worse"
         assert failures / trials <= 0.05 + slack(0.05, trials, 3), (pct, failures)
-        if pct == 0:
-            assert passes == 0          # "not slower at all" can never be shown
+        if pct == 10.0:
+            assert passes / trials >= 0.95 - slack(0.95, trials, 3), passes
 
 
-def test_gate_catches_a_real_20_percent_slowdown_at_cv_3():
+def test_gate_catches_a_real_slowdown_and_names_the_row():
     rng = random.Random(29)
     outcomes = {"pass": 0, "fail": 0, "undecided": 0}
     for _ in range(100):
-        cmp = compare.compare([flat_run("a", rng, 30, 10, 0.03),
-                               flat_run("b", rng, 30, 10, 0.03, {7: 1.2})])
-        g = gate.evaluate(cmp, 5)
+        cmp = compare.compare([flat_run("a", rng, 30, 5, 0.03),
+                               flat_run("b", rng, 30, 5, 0.03, {7: 1.3})])
+        g = gate.evaluate(cmp, 10)
         outcomes[g.outcome] += 1
         if g.outcome == "fail":
             assert [r.bench for r in g.having("fail")] == ["sim.r007"]
-    assert outcomes["fail"] >= 95 and outcomes["pass"] == 0, outcomes
-    # With 5 repetitions Holm over 30 rows cannot be reached by a rank test: the gate
-    # says undecided and how many repetitions would do, never pass.
-    for _ in range(30):
-        cmp = compare.compare([flat_run("a", rng, 30, 5, 0.03),
-                               flat_run("b", rng, 30, 5, 0.03, {7: 1.2})])
-        g = gate.evaluate(cmp, 5)
-        assert g.outcome == "undecided" and g.exit_code == gate.EXIT_UNDECIDED
-        slow = next(r for r in g.rows if r.bench == "sim.r007")
-        assert slow.outcome == "undecided" and slow.repetitions_needed > 5
+            assert cmp.rows[7].cells[1].verdict.word == "worse"
+    assert outcomes["fail"] >= 95 and outcomes["pass"] <= 5, outcomes
+    # Noisy rows are listed with the repetitions that would decide them, and do not
+    # change the outcome unless named.
+    cmp = compare.compare([flat_run("a", rng, 30, 5, 0.03),
+                           flat_run("b", rng, 30, 5, 0.3)])
+    g = gate.evaluate(cmp, 10)
+    assert g.having("not gated") and all(r.repetitions_needed > 5
+                                          for r in g.having("not gated"))
+    assert g.exit_code == gate.EXIT_PASS or g.outcome == "fail"
+    named = gate.evaluate(cmp, 10, gate_on=["sim.r00*"])
+    assert named.outcome in ("undecided", "fail") and named.exit_code != 0
 
 
 def test_gate_passes_when_nothing_is_slower_and_noise_is_small():
@@ -228,24 +232,22 @@ def test_gate_passes_when_nothing_is_slower_and_noise_is_small():
     assert passes >= 45
 
 
-def test_the_issues_59_percent_slower_stat_never_passes():
+def test_the_issues_59_percent_slower_stat_is_named_not_passed():
     # syscall.stat 59% slower, compare said "worse, p=0.032"; --fail-on-slower 5, 10 and
-    # 20 printed "none found" and exited 0.
+    # 20 printed "none found".  Now it is listed, with its own test and the correction.
     base = [1000.0, 1010.0, 1020.0, 1030.0, 1040.0]
     cand = [1600.0, 1620.0, 1640.0, 1660.0, 1025.0]
     others = [flat_run("a", random.Random(1), 40, 5, 0.03).results,
               flat_run("b", random.Random(2), 40, 5, 0.03).results]
     a = run_of("a", others[0] + [point("syscall.stat", [[v] for v in base])])
     b = run_of("b", others[1] + [point("syscall.stat", [[v] for v in cand])])
-    cmp = compare.compare([a, b])
-    stat = next(r for r in cmp.rows if r.bench == "syscall.stat")
-    assert stat.cells[1].verdict.p == pytest.approx(0.032, abs=0.001)
-    assert 1 / stat.cells[1].ratio == pytest.approx(1.59, abs=0.02)
     for pct in (5, 10, 20):
         g = gate.evaluate(compare.compare([a, b]), pct)
         row = next(r for r in g.rows if r.bench == "syscall.stat")
-        assert row.outcome in ("fail", "undecided") and g.outcome != "pass"
-        assert g.exit_code != 0
+        assert row.outcome in ("fail", "not gated") and row.slowdown_pct > 40
+        assert row.outcome == "fail" or "not gated" in row.message
+        strict = gate.evaluate(compare.compare([a, b]), pct, gate_on=["syscall.stat"])
+        assert strict.exit_code != 0
 
 
 # ---- 5. between-run noise --------------------------------------------------------------------
@@ -278,3 +280,34 @@ def test_between_run_noise_makes_intervals_and_the_gate_honest_again():
     assert failures / trials <= 0.05 + slack(0.05, trials, 3)
     assert "not accounted for" in compare.noise_note(plain)
     assert "profile sim" in compare.noise_note(with_noise)
+
+
+# ---- 6. adaptive repetitions -----------------------------------------------------------------
+
+def test_until_ci_interval_holds_its_level_whenever_the_looks_stop():
+    """Stopping as soon as the interval is narrow made it optimistic (86-94% for a
+    stated 96.9% at the first look); with the looks spending the 5%, the interval at the
+    stopping look covers at least 95% overall."""
+    from osmeter import adaptive
+    rng = random.Random(41)
+    first, trials, hits, old_hits = adaptive.first_look(), 1500, 0, 0
+    for _ in range(trials):
+        values = [1000 * math.exp(rng.gauss(0, 0.03)) for _ in range(first)]
+        while True:
+            j = adaptive.look_of(len(values), first)
+            w = adaptive.relative_half_width(values, j)
+            if (w is not None and w <= 0.03) or len(values) >= 30:
+                break
+            values.append(1000 * math.exp(rng.gauss(0, 0.03)))
+        lo, hi, _ = adaptive.sequential_interval(values, j)
+        hits += lo <= 1000 <= hi
+        # The old rule: a 95% interval, looked at from 6 repetitions on.
+        old = [1000 * math.exp(rng.gauss(0, 0.03)) for _ in range(6)]
+        while True:
+            lo, hi, _ = stats.median_interval(old)
+            if max(median(old) - lo, hi - median(old)) / median(old) <= 0.03 or len(old) >= 30:
+                break
+            old.append(1000 * math.exp(rng.gauss(0, 0.03)))
+        old_hits += lo <= 1000 <= hi
+    assert hits / trials >= 0.95 - slack(0.95, trials, 3), hits
+    assert old_hits < hits

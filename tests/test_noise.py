@@ -77,8 +77,16 @@ def test_noise_command_stores_a_profile_that_compare_uses(tmp_path, capsys):
         d = json.loads(capsys.readouterr().out)
         assert d["between_run_noise"]["profile"] == "quiet"
         assert "Welch" in d["test"]
-    assert cli.main(["--db", db, "compare", "n00", "cand"]) == 0
+    assert cli.main(["--db", db, "compare", "n00", "cand", "--no-history"]) == 0
     assert "Between-run noise is not accounted for" in capsys.readouterr().out
+    # Without a profile, runs of one host learn it from that host's other stored runs.
+    assert cli.main(["--db", db, "compare", "n00", "cand", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["between_run_noise"]["profile"] == "history of sim"
+    assert len(d["between_run_noise"]["runs"]) == 5
+    assert cli.main(["--db", db, "compare", "n00", "cand", "--no-history", "--noise",
+                     "quiet"]) == 2
+    capsys.readouterr()
     # Bad input: one line, exit 2, nothing stored.
     for argv, words in ((["noise", "n00"], "at least two runs"),
                         (["noise", "n00", "cand"], "--name"),
@@ -99,3 +107,17 @@ def test_noise_of_smoke_runs_is_not_applied_to_real_runs():
     real = runs_of_one_system(2, random.Random(3), 0.02)
     with pytest.raises(compare.CompareError, match="smoke"):
         compare.compare(real, noise=profile)
+
+
+def test_a_profile_from_the_compared_runs_is_said_and_keeps_the_estimator():
+    runs = runs_of_one_system(4, random.Random(9), tau=0.03)
+    profile = noise.estimate(runs, "self")
+    plain = compare.compare(runs[:2])
+    cmp = compare.compare(runs[:2], noise=profile)
+    assert any("compared here" in w and "n00" in w and "n01" in w for w in cmp.warnings)
+    # The same ratio (Hodges-Lehmann) with or without the profile; a wider interval.
+    for a, b in zip(plain.rows, cmp.rows):
+        v, w = a.cells[1].verdict, b.cells[1].verdict
+        assert v.ratio == w.ratio
+        assert w.ratio_high - w.ratio_low >= v.ratio_high - v.ratio_low
+        assert w.df <= len(profile.runs) - 1

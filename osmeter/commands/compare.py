@@ -5,7 +5,8 @@ Exit codes (documented in README and docs/ci.md for CI):
   1  --fail-on-slower: the gate failed (a significant slowdown beyond PCT), or it was
      undecided and --undecided-fails was given
   2  bad input (one line on stderr, nothing written)
-  3  --fail-on-slower: undecided (the noise is too large to tell a slowdown of PCT)
+  3  --fail-on-slower: undecided (a result named by --gate-on is too noisy to tell a
+     slowdown of PCT; with --undecided-fails any such result, and the exit is 1)
 """
 from __future__ import annotations
 
@@ -50,21 +51,36 @@ def register(subparsers) -> None:
                    "tables, figures and conclusions with today's verdict (%s; repeatable)"
                    % ", ".join(studies.IDS))
     s.add_argument("--fail-on-slower", type=float, metavar="PCT", help="regression gate: "
-                   "exit %d (fail) when a result is significantly slower than the baseline "
-                   "by more than PCT percent after Holm's correction, %d (pass) when every "
-                   "result is shown slower by less, %d (undecided) otherwise"
+                   "exit %d (fail) when the comparison calls a result worse than the "
+                   "baseline with an estimated slowdown beyond PCT percent, else %d "
+                   "(pass); results noisier than PCT are listed as not gated, and make it "
+                   "undecided (%d) only with --gate-on or --undecided-fails"
                    % (gatemod.EXIT_FAIL, gatemod.EXIT_PASS, gatemod.EXIT_UNDECIDED))
     s.add_argument("--undecided-fails", action="store_true", help="with --fail-on-slower: "
-                   "an undecided gate exits %d, like a failed one" % gatemod.EXIT_FAIL)
+                   "every result must be decided; one noisier than PCT exits %d"
+                   % gatemod.EXIT_FAIL)
+    s.add_argument("--gate-on", action="append", metavar="GLOB", help="with "
+                   "--fail-on-slower: results matching GLOB ('syscall.*', 'mem.copy "
+                   "bandwidth') must be decided; one noisier than PCT makes the gate "
+                   "undecided (exit %d; repeatable)" % gatemod.EXIT_UNDECIDED)
     s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
-                   "(osmeter noise) to include in intervals, verdicts, indices and the gate")
+                   "(osmeter noise) to include in intervals, verdicts, indices and the gate; "
+                   "without it, runs of one host learn it from the store's other runs of "
+                   "that host (%d or more)" % noisemod.HISTORY_MIN_RUNS)
+    s.add_argument("--no-history", action="store_true", help="do not learn between-run "
+                   "noise from the store's history: the verdicts are about these runs")
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
-                   help="significance level: false-discovery rate of the verdicts, "
-                   "family-wise error of the gate (default %(default)s)")
+                   help="significance level: false-discovery rate over the questions "
+                   "(verdicts, and so the gate's failures); the level of 'same' and of a "
+                   "gate pass per row (default %(default)s)")
     s.add_argument("--min-effect", type=float, default=100 * sig.MIN_EFFECT, metavar="PCT",
-                   help="smallest difference that gets a verdict, percent (default %(default)s)")
+                   help="smallest difference that gets a better/worse verdict, percent "
+                   "(default %(default)s)")
+    s.add_argument("--margin", type=float, default=100 * sig.MARGIN, metavar="PCT",
+                   help="'same' means the difference's interval lies within +-PCT percent "
+                   "(default %(default)s)")
     s.set_defaults(func=handle)
 
 
@@ -78,8 +94,14 @@ def check_options(args) -> str | None:
                                                 args.fail_on_slower >= 0):
         return "--fail-on-slower must be a percentage of 0 or more (got %s)" \
             % args.fail_on_slower
+    if not (math.isfinite(args.margin) and args.margin > 0):
+        return "--margin must be a positive percentage (got %s)" % args.margin
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
+    if args.noise and args.no_history:
+        return "--no-history and --noise exclude each other"
+    if args.gate_on and args.fail_on_slower is None:
+        return "--gate-on needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:
         return "--junit writes the regression gate's outcome: give --fail-on-slower PCT"
     return None
@@ -111,12 +133,16 @@ def handle(args) -> int:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
         profile = noisemod.load(args.noise, args.db) if args.noise else None
-        cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile)
+        if profile is None and not args.no_history and len(runs) > 1:
+            profile = noisemod.from_history(runs, args.db)
+        cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile,
+                             args.margin / 100.0)
     except (cmpmod.CompareError, noisemod.NoiseError) as e:
         return fail(str(e))
     gate = None
     if args.fail_on_slower is not None:
-        gate = gatemod.evaluate(cmp, args.fail_on_slower, args.undecided_fails)
+        gate = gatemod.evaluate(cmp, args.fail_on_slower, args.undecided_fails,
+                                args.gate_on)
     from ..report import tables
     if args.study:
         text = study_text(cmp, args.study, args.md, args.json)
@@ -149,7 +175,8 @@ def handle(args) -> int:
     lines.append("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
         gate.outcome.upper(), gate.threshold_pct, "; ".join(
             "%d %s" % (len(gate.having(o)), o) for o in
-            (gatemod.FAIL, gatemod.UNDECIDED, gatemod.PASS, gatemod.NOT_JUDGED)
+            (gatemod.FAIL, gatemod.UNDECIDED, gatemod.NOT_GATED, gatemod.PASS,
+             gatemod.NOT_JUDGED)
             if gate.having(o)), gate.exit_code,
         "; " + gate.note if gate.note else ""))
     print("\n".join(fit_lines(lines, terminal_width(sys.stderr))), file=sys.stderr)

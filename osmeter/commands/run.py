@@ -10,7 +10,7 @@ import sys
 
 from .. import compare as cmpmod
 from .. import (adaptive, coreproc, display, eta, exchange, needs, plan, runner, safekeeping,
-                stats, suitefile, text, user_command, writes)
+                suitefile, text, user_command, writes)
 from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
 from ..store import StoreError
 from . import report
@@ -31,13 +31,20 @@ def register(subparsers) -> None:
     s.add_argument("--param", action="append", metavar="ID.KEY=VALUE",
                    help="override a parameter (ID may be a glob)")
     s.add_argument("--runs", type=int, help="repetitions, each in a separate process "
-                   "(default 5; 2 with --smoke; 6 with --until-ci). 5 give a 93.8%% interval "
+                   "(default 5; 2 with --smoke; 7 with --until-ci). 5 give a 93.8%% interval "
                    "of the median, 6 or more at least 95%%")
     s.add_argument("--until-ci", type=float, metavar="PCT", help="repeat each benchmark "
                    "(interleaved, in separate processes) until its 95%% interval of the "
                    "median lies within +-PCT%% of the median, or --max-runs is reached")
-    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci: at most N "
-                   "repetitions per benchmark (required: the bound is yours)")
+    s.add_argument("--until-decided", type=float, metavar="PCT", help="repeat each "
+                   "benchmark until every result's interval against --against RUN (or, "
+                   "without it, against a run as noisy) is narrow enough to tell a PCT%% "
+                   "slowdown from none, or --max-runs is reached")
+    s.add_argument("--against", metavar="RUN", help="with --until-decided: the baseline "
+                   "run (id, label, 'latest') whose results the new ones will be compared with")
+    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci or "
+                   "--until-decided: at most N repetitions per benchmark (required: the "
+                   "bound is yours)")
     s.add_argument("--label", help="name this run (usable wherever a run is named)")
     s.add_argument("--json", metavar="FILE", help="also write the results file")
     s.add_argument("--report", metavar="FILE", help="also write the HTML report of this run")
@@ -106,12 +113,20 @@ def run_plan(args) -> int:
     suite, items, variants = build_plan(args, catalog)
     plan.validate(catalog, items, variants)
     runs = args.runs if args.runs is not None else (
-        stats.repetitions_for() if args.until_ci else 2 if args.smoke else 5)
+        adaptive.first_look() if args.until_ci else 2 if args.smoke else 5)
     if not 1 <= runs <= MAX_REPETITIONS:
         raise UsageError("--runs must be from 1 to %d" % MAX_REPETITIONS)
     if args.max_runs is not None and args.max_runs > MAX_REPETITIONS:
         raise UsageError("--max-runs must be at most %d" % MAX_REPETITIONS)
     check_adaptive(args, runs)
+    against = None
+    if args.against:
+        from ..store import Store, StoreError
+        try:
+            with Store(args.db, readonly=True) as st:
+                against = st.load_run(args.against)
+        except StoreError as e:
+            raise UsageError("--against %s: %s" % (args.against, e)) from None
     env = {}
     secret_file = getattr(args, "peer_secret_file", None)
     if secret_file:
@@ -126,14 +141,16 @@ def run_plan(args) -> int:
     opts = plan.Options(runs=runs, label=text.shown(args.label), suite=suite, smoke=args.smoke,
                         timeout=timeout, env=env, progress=not args.quiet,
                         command=command_line(), until_ci=args.until_ci,
-                        max_runs=args.max_runs)
+                        max_runs=args.max_runs, until_decided=args.until_decided,
+                        against=against)
     will_skip = needs.skips([(it.result_id, it.bench, plan.effective_params(catalog, it, v))
                              for it in items for v in variants])
     skipping = frozenset(s.bench for s in will_skip)
     estimates = remembered(catalog, store)
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
-             if args.until_ci else runs,
+             if args.until_ci else "%d..%d (until a %g%% slowdown can be told)" % (
+                 runs, args.max_runs, args.until_decided) if args.until_decided else runs,
              " x %d variants" % len(variants) if len(variants) > 1 else "", store.location,
              display.fmt_duration(eta.first_estimate(estimates, items, runs, len(variants),
                                                      skipping))),
@@ -162,7 +179,7 @@ def run_plan(args) -> int:
         print(display.run_header(run, width))
         print(display.results_table(run.results, condense_sweeps=True, width=width,
                                     run_ref=run.label or run.id))
-        for line in adaptive.summary_lines(run):
+        for line in adaptive.summary_lines(run) + adaptive.decided_lines(run):
             print(line)
         print()
         failed += sum(1 for r in run.results if r.status == "failed")
@@ -212,22 +229,30 @@ def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
 
 
 def check_adaptive(args, runs: int) -> None:
-    """--until-ci and --max-runs belong together; the bound is the user's."""
-    if args.until_ci is None:
+    """--until-ci / --until-decided and --max-runs belong together; the bound is the
+    user's."""
+    if args.until_ci is not None and args.until_decided is not None:
+        raise UsageError("--until-ci and --until-decided exclude each other")
+    if args.against and args.until_decided is None:
+        raise UsageError("--against needs --until-decided PCT")
+    option = "--until-ci" if args.until_ci is not None else "--until-decided"
+    target = args.until_ci if args.until_ci is not None else args.until_decided
+    if target is None:
         if args.max_runs is not None:
-            raise UsageError("--max-runs needs --until-ci PCT")
+            raise UsageError("--max-runs needs --until-ci PCT or --until-decided PCT")
         return
-    if not (math.isfinite(args.until_ci) and args.until_ci > 0):
-        raise UsageError("--until-ci must be a positive percentage")
+    if not (math.isfinite(target) and target > 0):
+        raise UsageError("%s must be a positive percentage" % option)
     if args.max_runs is None:
-        raise UsageError("--until-ci needs --max-runs N: the bound on repetitions is yours")
-    least = max(runs, stats.repetitions_for())
+        raise UsageError("%s needs --max-runs N: the bound on repetitions is yours" % option)
+    first = adaptive.first_look() if args.until_ci is not None else 2
+    least = max(runs, first)
     if args.max_runs < least:
-        raise UsageError("--max-runs must be at least %d (a 95%% interval of the median "
-                         "needs %d repetitions%s)" % (least, stats.repetitions_for(),
-                                                      ", and --runs is %d" % runs
-                                                      if runs > stats.repetitions_for()
-                                                      else ""))
+        raise UsageError("--max-runs must be at least %d (%s%s)" % (
+            least, "the first look at a 95%% interval that stays 95%% over later looks "
+            "needs %d repetitions" % first if args.until_ci is not None
+            else "a spread needs 2 repetitions", ", and --runs is %d" % runs
+            if runs > first else ""))
 
 
 def write_report(runs, path: str) -> None:

@@ -92,9 +92,9 @@ def write_gate(gate, cmp, path: str) -> None:
 # Gate row outcome -> JUnit outcome.  A row one side did not measure cannot be judged:
 # like an undecided one it is a skipped test case, with its reason.
 _OUTCOME = {"pass": "pass", "fail": "fail", "undecided": "undecided",
-            "not judged": "undecided"}
+            "not judged": "undecided", "not gated": "undecided"}
 _NUMBERS = ("unit", "slowdown_pct", "slowdown_low_pct", "slowdown_high_pct",
-            "interval_level", "p_slower", "p_slower_holm", "p_not_slower", "repetitions",
+            "interval_level", "p", "q", "p_not_slower", "repetitions",
             "repetitions_needed", "method")
 
 

@@ -95,6 +95,14 @@ def verdict_text(c) -> str:
     if v.significant:
         text = "%s (p=%.2g, q=%.2g)" % (v.word, v.p, v.p_adjusted if v.p_adjusted is not None
                                         else v.p)
+    elif v.word == sig.SAME and v.ratio is not None:
+        text = "same within ±%g%%" % (100 * v.margin)
+    elif v.word == sig.CANNOT_TELL:
+        text += " (%s%s)" % (v.detail, "; ~%d repetitions would tell" % v.repetitions_needed
+                             if v.repetitions_needed and v.repetitions_needed > max(
+                                 v.n_base, v.n_other) else "")
+    elif v.ratio is None and v.detail:
+        text += " (%s)" % v.detail
     return text + (", DISTURBED" if c.caveat else "")
 
 
@@ -111,21 +119,28 @@ def legend(cmp) -> list[str]:
              "bandwidth), < 1 = worse; [95%% interval of the ratio, level printed where "
              "lower]." % base]
     if len(cmp.runs) > 1:
-        method = sig.T_METHOD if cmp.noise is not None else sig.RANK_METHOD
+        method = sig.T_NOISE_METHOD if cmp.noise is not None else sig.T_METHOD
         lines.append(
-            "Verdicts: %s; p = the row's own p-value, q = corrected for the %d tests of "
-            "this comparison (Benjamini–Hochberg); a verdict (better/worse, winner/loser) "
-            "needs q <= %.3g and a difference of at least %.3g%%, otherwise 'no clear "
-            "difference'." % (method, cmp.test_count, cmp.alpha, 100 * cmp.min_effect))
+            "Verdicts: %s; p = the row's own p-value, q = corrected over the %d questions "
+            "asked (a benchmark against one other run; Benjamini–Bogomolov over %d tests); "
+            "better/worse (winner/loser) needs q <= %.3g and a difference of at least "
+            "%.3g%%; 'same' = the %.3g%% interval within ±%g%%; otherwise 'cannot tell'. "
+            "Values not all positive: no ratio, Mann–Whitney on the values."
+            % (method, cmp.questions, cmp.test_count, cmp.alpha, 100 * cmp.min_effect,
+               100 * (1 - 2 * cmp.alpha), 100 * cmp.margin))
         lines.append(cmpmod.noise_note(cmp))
     return lines
 
 
 def verdict_summary(cmp) -> str:
     """How many verdicts are shown and how many of them may be false."""
-    return ("%d verdict(s) shown out of %d tests; at a false-discovery rate of %.3g, "
-            "expect at most %.2g of them to be false on average."
-            % (cmp.discoveries, cmp.test_count, cmp.alpha, cmp.expected_false))
+    same = sum(1 for row in cmp.rows for v in row.tests.values() if v.word == sig.SAME)
+    return ("%d verdict(s) better/worse and %d 'same' over %d questions asked (%d tests); "
+            "at a false-discovery rate of %.3g over the questions, expect at most %.2g of "
+            "the verdicts to be false on average%s."
+            % (cmp.discoveries, same, cmp.questions, cmp.test_count, cmp.alpha,
+               cmp.expected_false, "; left out of the indices (values not all positive): "
+               + ", ".join(cmp.index_left_out) if cmp.index_left_out else ""))
 
 
 # ---- terminal ---------------------------------------------------------------------------
@@ -360,14 +375,20 @@ def gate_lines(cmp) -> list[str]:
     if g is None:
         return []
     out = ["", "Regression gate: slower than %r by more than %g%%? %s (alpha %.3g; fail = "
-           "significant after Holm's correction over %d results, pass = every result shown "
-           "slower by less)" % (cmp.names[cmp.baseline], g.threshold_pct, g.outcome.upper(),
-                                g.alpha, sum(1 for r in g.rows if r.p_slower is not None))]
+           "the comparison's verdict 'worse' with an estimated slowdown beyond %g%%, pass "
+           "= the slowdown's upper bound below it, %d results judged)"
+           % (cmp.names[cmp.baseline], g.threshold_pct, g.outcome.upper(), g.alpha,
+              g.threshold_pct, sum(1 for r in g.rows if r.p_not_slower is not None))]
     if g.note:
         out.append("  note: " + g.note)
     for outcome, word in (("fail", "SLOWER"), ("undecided", "UNDECIDED")):
         for r in g.having(outcome):
             out.append("  %s %s (%s): %s" % (word, r.label, r.run_name, r.message))
+    not_gated = g.having("not gated")
+    if not_gated:
+        out.append("  not gated: noisier than %g%%: %d result(s), e.g. %s" % (
+            g.threshold_pct, len(not_gated), "; ".join(
+                "%s (%s): %s" % (r.label, r.run_name, r.message) for r in not_gated[:3])))
     passed = g.having("pass")
     if passed:
         out.append("  pass: %d result(s) shown not slower than %g%%" % (len(passed),
@@ -465,9 +486,12 @@ def _num(v):
 def to_dict(cmp, references: bool = False) -> dict:
     d = {
         "format": "osmeter.comparison", "version": 1,
-        "test": sig.T_METHOD if cmp.noise is not None else sig.RANK_METHOD,
+        "test": sig.T_NOISE_METHOD if cmp.noise is not None else sig.T_METHOD,
         "alpha": cmp.alpha, "min_effect": cmp.min_effect,
-        "verdicts": {"correction": "Benjamini-Hochberg", "tests": cmp.test_count,
+        "verdicts": {"correction": "Benjamini-Bogomolov (questions: a benchmark against "
+                     "one other run)", "questions": cmp.questions,
+                     "questions_selected": cmp.selected, "margin": cmp.margin,
+                     "tests": cmp.test_count,
                      "shown": cmp.discoveries, "expected_false_at_most": cmp.expected_false},
         "between_run_noise": None if cmp.noise is None else {
             "profile": cmp.noise.name, "runs": cmp.noise.runs},

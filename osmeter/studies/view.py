@@ -85,8 +85,8 @@ def disturbed(results) -> list[str]:
 
 def significant(v) -> bool | None:
     """A comparison verdict as a check: True (significantly better), None (too few
-    repetitions to tell), False (not better)."""
-    if v.word in ("too few repetitions", "no samples"):
+    repetitions or too much noise to tell), False (not better)."""
+    if v.word in ("too few repetitions", "no samples", sig.CANNOT_TELL):
         return None
     return v.significant and v.word == "better"
 
