@@ -535,7 +535,4 @@ def test_the_documents_of_issue_31_with_zero_or_negative_values_are_read_everywh
             # or one line: a format that holds none of these results says so
             assert r.returncode == 2 and r.stderr.count("osmeter: error: ") == 1 \
                 and "nothing to export" in r.stderr, (args, r.stderr)
-    if crashes and all(c.split(": ")[0].startswith(("compare", "report")) for c in crashes):
-        pytest.xfail("issue 31, for the stats branch (compare on zero values): "
-                     + "; ".join(crashes))
     assert not crashes, crashes
