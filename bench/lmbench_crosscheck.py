@@ -117,10 +117,12 @@ PAIRS = [
      "connect", None, "same",
      "lmbench times socket()+connect()+close() against a one-threaded accept loop",
      "backlog 100 overflows on one CPU: SYN retransmits (see note)"),
-    ("select 10 files", "lat", ["lat_select", "-n", "10", "file"], micro, "syscall.select", {},
-     "10_full", None, "same",
-     "lmbench: select(nfds=10, writefds) so only fds 4-9 of its 10 are looked at",
-     "6 fds scanned, not 10 (strace)"),
+    ("select 10 files", "lat", ["lat_select", "-n", "10", "file"], micro, "syscall.select.files",
+     {"n": "10", "nfds": "n"}, "latency", None, "same", None, ""),
+    ("select 10 files/pipes", "lat", ["lat_select", "-n", "10", "file"], micro, "syscall.select",
+     {}, "10_full", None, "same",
+     "lmbench: select(nfds=10, writefds) on files, so only fds 3/4-9 of its 10 are looked at; "
+     "osmeter: readfds on 10 pipes", ""),
     ("lat_pagefault", "lat", ["lat_pagefault", "big"], micro, "scale.mmap_touch",
      {"n": "2560"}, "touch", None, "same",
      "lmbench: a fault on a page of a cached file mapped once, in random page order; "
