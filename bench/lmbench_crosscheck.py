@@ -85,8 +85,9 @@ PAIRS = [
      "same", None, ""),
     ("write 1 B", "lat", ["lat_syscall", "write"], micro, "syscall.write", {}, "latency", None,
      "same", None, ""),
-    ("stat", "lat", ["lat_syscall", "stat", "foo"], micro, "syscall.stat", {}, "latency", None,
-     "same", None, ""),
+    # osmeter stats <tmp>/osmeter-core.X/foo: the same three components
+    ("stat", "lat", ["lat_syscall", "stat", "{scratch}/foo"], micro, "syscall.stat", {},
+     "latency", None, "same", None, ""),
     ("fstat", "lat", ["lat_syscall", "fstat", "foo"], micro, "syscall.fstat", {}, "latency",
      None, "same", None, ""),
     ("open+close", "lat", ["lat_syscall", "open", "foo"], micro, "fs.openclose", {}, "foo", None,
@@ -167,7 +168,8 @@ class Lmbench:
         self.env = dict(os.environ, ENOUGH=str(enough_us), TIMING_O="0", LOOP_O="0")
 
     def cmd(self, argv, placement):
-        exe = [os.path.join(self.bindir, argv[0])] + argv[1:]
+        exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch)
+                                                      for a in argv[1:]]
         if argv[1:2] not in (["-s"], ["-S"]):  # lmbench's repetitions (its default: 11)
             exe[1:1] = ["-N", str(self.reps)]
         return exe if placement == "split" else ["taskset", "-c", self.cpu] + exe
@@ -212,6 +214,18 @@ def load():
         " ".join("%.2f" % v for v in os.getloadavg()), os.cpu_count())
 
 
+def print_row(name, kind, a, b, unlike, why):
+    unit = "ns" if kind == "lat" else "MB/s"
+    ratio = b / a
+    if unlike:
+        verdict, text = "n/a", "no: " + unlike + ("; " + why if why else "")
+    else:
+        verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
+        text = "yes" + ("; " + why if why else "")
+    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f  %-4s  %s" % (name, a, unit, b, unit, ratio,
+                                                          verdict, text), flush=True)
+
+
 def explain_select(bindir, scratch):
     """What lmbench's select is given: nfds and the set, from strace."""
     if not shutil.which("strace"):
@@ -238,6 +252,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5,
                     help="lmbench's -N: repetitions per run, it reports their median (default 5)")
     ap.add_argument("--only", default="", help="comma-separated pair names (default all)")
+    ap.add_argument("--skip", default="", help="comma-separated pair names to leave out")
     ap.add_argument("--explain", action="store_true", help="also strace lmbench's select")
     args = ap.parse_args()
     bindir = os.path.abspath(args.bindir)
@@ -252,10 +267,11 @@ def main():
     if args.rounds < 0 or args.reps < 1 or args.enough_us < 1:
         ap.error("--rounds, --reps and --enough-us must be positive")
     only = set(filter(None, args.only.split(",")))
-    unknown = only - {p[0] for p in PAIRS}
+    skip = set(filter(None, args.skip.split(",")))
+    unknown = (only | skip) - {p[0] for p in PAIRS}
     if unknown:
         ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
-    pairs = [p for p in PAIRS if not only or p[0] in only]
+    pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
     cpu = str(max(os.sched_getaffinity(0)))
     placed_hello = False
     with tempfile.TemporaryDirectory(prefix="osmeter-lmbench.") as scratch:
@@ -266,8 +282,9 @@ def main():
             shutil.copy(os.path.join(bindir, "hello"), "/tmp/hello")
             placed_hello = True
         lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch)
-        print("before: " + load())
-        rows = []
+        print("before: " + load() + "  -- a loaded machine: not quiet-machine figures")
+        print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
+                                                "ratio", "±10%", "like for like? / why"))
         try:
             for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
                     in pairs:
@@ -282,25 +299,12 @@ def main():
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
-                rows.append((name, kind, statistics.median(theirs), statistics.median(ours),
-                             unlike, why))
-                print("%s: done (%s)" % (name, load()), file=sys.stderr)
+                print_row(name, kind, statistics.median(theirs), statistics.median(ours),
+                          unlike, why)
         finally:
             if placed_hello:
                 os.unlink("/tmp/hello")
-        print("after: " + load() + "  -- a loaded machine: not quiet-machine figures")
-        print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
-                                                "ratio", "±10%", "like for like? / why"))
-        for name, kind, a, b, unlike, why in rows:
-            unit = "ns" if kind == "lat" else "MB/s"
-            ratio = b / a
-            if unlike:
-                verdict, text = "n/a", "no: " + unlike + ("; " + why if why else "")
-            else:
-                verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
-                text = "yes" + ("; " + why if why else "")
-            print("%-24s %9.1f %-4s %7.1f %-4s %6.3f  %-4s  %s"
-                  % (name, a, unit, b, unit, ratio, verdict, text))
+        print("after: " + load())
         if args.explain:
             explain_select(bindir, scratch)
 
