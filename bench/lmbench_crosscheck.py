@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -126,8 +127,9 @@ PAIRS = [
      "osmeter: readfds on 10 pipes", ""),
     ("lat_pagefault", "lat", ["lat_pagefault", "big"], micro, "scale.mmap_touch",
      {"n": "2560"}, "touch", None, "same",
-     "lmbench: a fault on a page of a cached file mapped once, in random page order; "
-     "osmeter: the first touch of a fresh mapping among n", ""),
+     "lmbench: per page touched of a cached file, random order, where the kernel maps "
+     "many pages per fault (fault-around, large folios); osmeter: the first touch of a "
+     "fresh mapping among n", "here 8 minor faults per 2048 pages touched (getrusage)"),
     ("lat_fs 0K create+delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_0k, "fs.crtdel",
      {"sizes": "0", "fsync": "without"}, "sequence", 0, "same",
      "lmbench creates 1000s of files then deletes them all; osmeter one create+write+close"
@@ -170,7 +172,8 @@ class Lmbench:
     def cmd(self, argv, placement):
         exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch)
                                                       for a in argv[1:]]
-        if argv[1:2] not in (["-s"], ["-S"]):  # lmbench's repetitions (its default: 11)
+        if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")):  # lmbench's repetitions
+                                                                  # (its default: 11)
             exe[1:1] = ["-N", str(self.reps)]
         return exe if placement == "split" else ["taskset", "-c", self.cpu] + exe
 
@@ -273,6 +276,8 @@ def main():
         ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
     pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
     cpu = str(max(os.sched_getaffinity(0)))
+    # a kill still removes the scratch directory and /tmp/hello (the finally blocks)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     placed_hello = False
     with tempfile.TemporaryDirectory(prefix="osmeter-lmbench.") as scratch:
         open(os.path.join(scratch, "foo"), "w").close()
