@@ -119,6 +119,16 @@ def test_file_is_removed(tmp_path):
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.parametrize("byte,note", [(None, "0x3c"), ("0", "0x00 (lmbench's bzero)"),
+                                       ("255", "0xff")])
+def test_memset_writes_the_byte_asked_for(byte, note):
+    # lmbench's bzero writes zeros, which some machines store much faster (issue 30)
+    inv = coreproc.invoke("mem.memset", params={"byte": byte} if byte else {},
+                          preset="smoke")
+    assert inv.status == "ok", inv.reason
+    assert inv.notes.get("byte") == note
+
+
 # ---- bad input --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("bench,params,words", [
@@ -127,6 +137,7 @@ def test_file_is_removed(tmp_path):
     ("mem.read", {"sizes": "8"}, "outside"),
     ("mem.copy", {"sizes": "1024g"}, "physical memory"),
     ("mem.bcopy", {"cached_size": "huge"}, "cached_size"),
+    ("mem.memset", {"byte": "256"}, "out of range"),
     ("fs.cache_read_mmap", {"blocks": "1000"}, "page size"),
     ("fs.cache_read", {"blocks": "2m", "file_size": "1m"}, "larger than file_size"),
 ])

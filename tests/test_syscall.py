@@ -40,3 +40,20 @@ def test_unknown_benchmark_and_bad_parameter_fail_cleanly():
     assert "not an integer" in inv.reason
     inv = coreproc.invoke("syscall.getpid", params={"colour": "red"})
     assert "unknown parameter" in inv.reason
+
+
+@pytest.mark.parametrize("nfds", ["n", "all"])
+def test_select_files_looks_at_what_nfds_covers(smoke, nfds):
+    # lmbench's lat_select passes nfds = n, so of its n descriptors (numbered from 3 or 4
+    # up) select looks only at those below n (issue 30); nfds=all looks at every one.
+    inv = smoke("syscall.select.files", n=10, nfds=nfds)
+    assert inv.status == "ok", inv.reason
+    note = inv.notes["descriptors"]
+    watched = int(note.rsplit(" ", 1)[1])
+    assert (watched < 10) if nfds == "n" else (watched == 10), note
+    assert all(50 < v < 1_000_000 for v in inv.values("latency"))
+
+
+def test_select_files_rejects_more_descriptors_than_it_holds():
+    inv = coreproc.invoke("syscall.select.files", params={"n": "513"}, preset="smoke")
+    assert inv.status == "failed" and "out of range" in inv.reason

@@ -40,7 +40,7 @@
 #include "../lib/pagecache.h"
 #include "../lib/workdir.h"
 
-#define MB (1024.0 * 1024.0) /* bonnie and lmbench: MB = 2^20 bytes */
+#define MB (1024.0 * 1024.0) /* bonnie: MB = 2^20 bytes (lmbench 2 and 3 use 10^6: lib_timing.c) */
 
 /* ---- cold caches ------------------------------------------------------------------ */
 

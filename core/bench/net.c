@@ -1,8 +1,9 @@
 /*
  * Network family: pipe and UNIX-domain stream bandwidth (Lai & Baker's bw_pipe: 50 MB in
  * 64 KB chunks), UDP bandwidth over packet sizes ttcp-style (4 MB per iteration, what was
- * sent and what arrived), TCP bandwidth lmbench-style (3 MB per iteration through a 48 KB
- * buffer) and swept over the buffer, and the round-trip and connection latencies
+ * sent and what arrived), TCP bandwidth as Lai & Baker ran lmbench's bw_tcp (3 MB per
+ * iteration through a 48 KB buffer: their setting; lmbench 3's default is one 64 KB message
+ * per iteration, bw_tcp.c XFERSIZE) and swept over the buffer, and the round-trip and connection latencies
  * lmbench users expect.  Each UDP/TCP benchmark also exists with an ".ipv6" suffix.
  *
  * The far end of the UDP/TCP benchmarks is peer.c: with peer="" it is a forked child on
@@ -872,7 +873,7 @@ BOTH_FAMILIES(udp_lat)
 #define RT_METRIC(help) {{"round_trip", "ns", "lower", OM_POINT, NULL, help}}
 
 #define TCP_BW(id, fn, suites, est_def, est_quick, est_smoke)                              \
-    {id, "TCP bandwidth: 3 MB per transfer through a 48 KB buffer (lmbench bw_tcp)",       \
+    {id, "TCP bandwidth: 3 MB per transfer through a 48 KB buffer (Lai & Baker's bw_tcp)", \
      "LB96 §9.3 T5; lmbench bw_tcp", suites, {est_def, est_quick, est_smoke}, fn,          \
      {{"total", OM_INT, "3m", NULL, "256k", 1, 1LL << 30, NULL, "bytes per transfer"},     \
       {"buffer", OM_INT, "48k", NULL, NULL, 1, 16LL << 20, NULL,                           \

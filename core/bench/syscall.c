@@ -351,6 +351,68 @@ static int run_configs(struct om_ctx *ctx, om_batch_fn loop, setup_fn setup)
 
 static int run_select(struct om_ctx *ctx) { return run_configs(ctx, loop_select, NULL); }
 static int run_poll(struct om_ctx *ctx) { return run_configs(ctx, loop_poll, NULL); }
+/* lmbench's lat_select: n descriptors that are always ready for writing (dups of one
+ * /dev/null descriptor: like lmbench's file, it has no poll method), a copy of the same
+ * write set each call, and nfds = n as lmbench passes it (nfds=n), which covers only the
+ * descriptors below n, or nfds = highest + 1 (nfds=all). */
+#define SELECT_FILES_MAX 512
+struct fileset {
+    fd_set set;
+    int nfds;
+};
+
+static uint64_t loop_select_files(void *arg, uint64_t iters)
+{
+    struct fileset *f = arg;
+    uint64_t ready = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        fd_set copy = f->set;
+        struct timeval zero = {0, 0};
+        ready += (uint64_t)select(f->nfds, NULL, &copy, NULL, &zero);
+    }
+    return ready;
+}
+
+static int run_select_files(struct om_ctx *ctx)
+{
+    int n = (int)om_int(ctx, "n"), fds[SELECT_FILES_MAX], opened = 0, rc = OM_OK, maxfd = -1;
+    struct fileset f;
+    FD_ZERO(&f.set);
+    int fid = open("/dev/null", O_WRONLY);
+    if (fid < 0)
+        return om_fail(ctx, "open /dev/null: %s", strerror(errno));
+    for (; opened < n; opened++) {
+        fds[opened] = dup(fid);
+        if (fds[opened] < 0 || fds[opened] >= FD_SETSIZE) {
+            rc = om_skip(ctx, "cannot have %d descriptors below FD_SETSIZE (%d)", n, FD_SETSIZE);
+            if (fds[opened] >= 0)
+                close(fds[opened]);
+            break;
+        }
+        FD_SET(fds[opened], &f.set);
+        if (fds[opened] > maxfd)
+            maxfd = fds[opened];
+    }
+    close(fid);
+    if (rc == OM_OK) {
+        f.nfds = strcmp(om_str(ctx, "nfds"), "n") == 0 ? n : maxfd + 1;
+        int watched = 0;
+        for (int i = 0; i < n; i++)
+            watched += fds[i] < f.nfds;
+        om_note(ctx, "descriptors", "%d set, lowest %d, highest %d; nfds %d, so select looks at %d",
+                n, fds[0], maxfd, f.nfds, watched);
+        uint64_t ready = loop_select_files(&f, 1);
+        if (ready != (uint64_t)watched)
+            rc = om_fail(ctx, "%llu descriptors reported ready, expected %d",
+                         (unsigned long long)ready, watched);
+        else
+            rc = om_measure(ctx, "latency", loop_select_files, &f, 1);
+    }
+    for (int i = 0; i < opened; i++)
+        close(fds[i]);
+    return rc;
+}
+
 
 static int run_epoll(struct om_ctx *ctx)
 {
@@ -398,6 +460,14 @@ const struct om_bench om_family_syscall[] = {
     {"syscall.select", "select() with a zero timeout on 1 / 10 empty / 10 full pipes",
      "O90 T4", "quick,full,o90", {0.69, 0.24, 0.053},
      run_select, {OM_BATCH_PARAMS}, CONFIG_METRICS},
+    {"syscall.select.files", "select() for writing on n always-ready descriptors (lmbench lat_select file)",
+     "lmbench lat_select", "", {0.3, 0.1, 0.03}, run_select_files,
+     {OM_BATCH_PARAMS,
+      {"n", OM_INT, "10", NULL, NULL, 1, SELECT_FILES_MAX, NULL, "descriptors in the write set"},
+      {"nfds", OM_CHOICE, "n", NULL, NULL, 0, 0, "n|all",
+       "n: select's nfds = n as lmbench passes it (only descriptors below n are looked at); "
+       "all: highest + 1"}},
+     {{"latency", "ns", "lower", OM_POINT, NULL, "one select() call"}}},
     {"syscall.poll", "poll() with a zero timeout on 1 / 10 empty / 10 full pipes",
      "osmeter (O90 T4 with poll)", "quick,full", {0.57, 0.18, 0.045}, run_poll, {OM_BATCH_PARAMS},
      CONFIG_METRICS},

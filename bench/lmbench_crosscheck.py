@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Cross-check osmeter against lmbench 3, pair by pair, in one alternating run.
+
+    python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--rounds N] [--only NAME,...]
+
+LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
+tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
+before publishing its figures).  To get and build it (Debian 12):
+
+    git clone https://github.com/intel/lmbench && cd lmbench/src
+    apt-get install libtirpc-dev
+    sed -i 's/^LDLIBS=-lm$/LDLIBS="-lm -ltirpc"/' ../scripts/build
+    make CC="gcc -I/usr/include/tirpc"      # 'get: not found' at the end is harmless
+    python3 bench/lmbench_crosscheck.py /path/to/lmbench/bin/x86_64-linux-gnu
+
+Each round runs the lmbench program, then osmeter's counterpart (ABAB...), both under
+`taskset -c CPU` (CPU = the last one) unless the pair is "split" (lmbench's
+LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core directly
+(core/build/osmeter-core run ID key=value: JSON lines).  lmbench's timing calibration is
+fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
+asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
+loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
+for bandwidths; the table gives the medians, osmeter/lmbench, and for a like-for-like
+pair a verdict (within +-10%); every other pair says why it is not like for like, and
+the column "why" says what explains a ratio outside +-10% (the evidence, strace / perf /
+disassembly, is in the note of issue 30 and, for select, in --explain).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
+TARGET = 0.10
+US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
+
+# name, kind, lmbench argv, parse(lmbench output) -> osmeter's unit, osmeter id, params,
+# metric, x, placement, like-for-like reason (None = like for like), why (outside +-10%)
+MICRO = r"([\d.]+) microseconds"
+
+
+def micro(text):
+    return float(re.search(MICRO, text).group(1)) * US
+
+
+def mbps(text):
+    return float(re.search(r"([\d.]+) MB/sec", text).group(1))
+
+
+def bw_mem(text):  # "0.016384 69224.33": size in MB, MB/s (1 MB = 10^6 bytes, lib_timing.c)
+    return float(text.split()[-1])
+
+
+def lat_ctx_with_pipe(n):
+    def parse(text):  # "size=0k ovr=1.24" then "2 2.97": lmbench subtracted ovr per switch
+        ovr = float(re.search(r"ovr=([\d.]+)", text).group(1))
+        return (float(re.search(r"^%d ([\d.]+)" % n, text, re.M).group(1)) + ovr) * US
+    return parse
+
+
+def lat_mem_rd_at(mb):
+    def parse(text):
+        rows = [ln.split() for ln in text.splitlines() if re.match(r"^[\d.]+ [\d.]+$", ln)]
+        return float(next(v for s, v in rows if abs(float(s) - mb) < 1e-6))
+    return parse
+
+
+def lat_fs_0k(text):  # "0k\t<files>\t<creates/s>\t<deletes/s>": ns per create + delete
+    w = re.search(r"^0k\s+\d+\s+([\d.]+)\s+([\d.]+)", text, re.M)
+    return 1e9 / float(w.group(1)) + 1e9 / float(w.group(2))
+
+
+PAIRS = [
+    ("null syscall", "lat", ["lat_syscall", "null"], micro, "syscall.getppid", {}, "latency",
+     None, "same", None, ""),
+    ("read 1 B", "lat", ["lat_syscall", "read"], micro, "syscall.read", {}, "latency", None,
+     "same", None, ""),
+    ("write 1 B", "lat", ["lat_syscall", "write"], micro, "syscall.write", {}, "latency", None,
+     "same", None, ""),
+    # osmeter stats <tmp>/osmeter-core.X/foo: the same three components
+    ("stat", "lat", ["lat_syscall", "stat", "{scratch}/foo"], micro, "syscall.stat", {},
+     "latency", None, "same", None, ""),
+    ("fstat", "lat", ["lat_syscall", "fstat", "foo"], micro, "syscall.fstat", {}, "latency",
+     None, "same", None, ""),
+    ("open+close", "lat", ["lat_syscall", "open", "foo"], micro, "fs.openclose", {}, "foo", None,
+     "same", None, ""),
+    ("signal install", "lat", ["lat_sig", "install"], micro, "lat.signal", {}, "install", None,
+     "same", None, ""),
+    ("signal catch", "lat", ["lat_sig", "catch"], micro, "lat.signal", {}, "catch", None, "same",
+     "lmbench subtracts kill(pid,0) (lat_sig.c); osmeter's catch includes the kill()", ""),
+    ("fork+exit", "lat", ["lat_proc", "fork"], micro, "proc.fork_exit", {}, "latency", None,
+     "same", None, ""),
+    ("fork+exec", "lat", ["lat_proc", "exec"], micro, "proc.fork_exec_exit", {}, "latency", None,
+     "same", None, ""),
+    ("fork+sh -c", "lat", ["lat_proc", "shell"], micro, "proc.shell", {}, "latency", None, "same",
+     None, ""),
+    ("lat_ctx 2p/0K +pipe", "lat", ["lat_ctx", "-s", "0", "2"], lat_ctx_with_pipe(2),
+     "ctx.pipe_ring", {"n": "2"}, "per_switch", 2, "same", None, ""),
+    ("lat_ctx 8p/0K +pipe", "lat", ["lat_ctx", "-s", "0", "8"], lat_ctx_with_pipe(8),
+     "ctx.pipe_ring", {"n": "8"}, "per_switch", 8, "same", None, ""),
+    ("lat_pipe", "lat", ["lat_pipe"], micro, "ctx.pipe_pingpong", {}, "round_trip", None, "same",
+     None, ""),
+    ("lat_unix", "lat", ["lat_unix"], micro, "net.unix_lat", {}, "round_trip", None, "same",
+     None, ""),
+    ("lat_tcp", "lat", ["lat_tcp", "127.0.0.1"], micro, "net.tcp_lat", {}, "round_trip", None,
+     "same", None, ""),
+    ("lat_udp", "lat", ["lat_udp", "127.0.0.1"], micro, "net.udp_lat", {}, "round_trip", None,
+     "same", None, ""),
+    ("lat_connect", "lat", ["lat_connect", "127.0.0.1"], micro, "net.tcp_connect", {},
+     "connect", None, "same",
+     "lmbench times socket()+connect()+close() against a one-threaded accept loop",
+     "backlog 100 overflows on one CPU: SYN retransmits (see note)"),
+    ("select 10 files", "lat", ["lat_select", "-n", "10", "file"], micro, "syscall.select.files",
+     {"n": "10", "nfds": "n"}, "latency", None, "same",
+     "both pass nfds=10, but lmbench's 10 dups start above its own descriptors: 2 are below "
+     "10 (strace -f: pselect6(10, NULL, [6 8], ...) = 2), osmeter's 6 (its note)", ""),
+    ("select 10 files/pipes", "lat", ["lat_select", "-n", "10", "file"], micro, "syscall.select",
+     {}, "10_full", None, "same",
+     "lmbench: select(nfds=10, writefds) on files, so only fds 3/4-9 of its 10 are looked at; "
+     "osmeter: readfds on 10 pipes", ""),
+    ("lat_pagefault", "lat", ["lat_pagefault", "big"], micro, "scale.mmap_touch",
+     {"n": "2560"}, "touch", None, "same",
+     "lmbench: per page touched of a cached file, random order, where the kernel maps "
+     "many pages per fault (fault-around, large folios); osmeter: the first touch of a "
+     "fresh mapping among n", "here 8 minor faults per 2048 pages touched (getrusage)"),
+    ("lat_fs 0K create+delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_0k, "fs.crtdel",
+     {"sizes": "0", "fsync": "without"}, "sequence", 0, "same",
+     "lmbench creates 1000s of files then deletes them all; osmeter one create+write+close"
+     "+unlink cycle", ""),
+    ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
+     "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
+    ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
+    ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {"pin": "split"}, "bandwidth", None,
+     "split", None, ""),
+    ("bw_unix", "bw", ["bw_unix"], mbps, "net.unix_bw", {}, "bandwidth", None, "same", None, ""),
+    ("bw_unix split", "bw", ["bw_unix"], mbps, "net.unix_bw", {"pin": "split"}, "bandwidth", None,
+     "split", None, ""),
+    ("bw_tcp 48K/3M", "bw", ["bw_tcp", "-m", "48k", "-M", "3m", "127.0.0.1"], mbps,
+     "net.tcp_bw", {}, "bandwidth", None, "same", None, ""),
+    ("bw_mem 16K bcopy", "bw", ["bw_mem", "16k", "bcopy"], bw_mem, "mem.memcpy",
+     {"sizes": "16k"}, "bandwidth", 16384, "same", None, ""),
+    ("bw_mem 256M bzero", "bw", ["bw_mem", "256m", "bzero"], bw_mem, "mem.memset",
+     {"sizes": "256m", "total": "256m"}, "bandwidth", 256 * 2 ** 20, "same", None, ""),
+    ("bw_mem 8M rd", "bw", ["bw_mem", "8m", "rd"], bw_mem, "mem.read", {"sizes": "8m"},
+     "bandwidth", 8 * 2 ** 20, "same",
+     "lmbench's rd loop loads 4 bytes of every 16 (bw_mem.c: p[0]+p[4]+...+p[124] over ints)",
+     ""),
+    ("bw_mem 8M wr", "bw", ["bw_mem", "8m", "wr"], bw_mem, "mem.write", {"sizes": "8m"},
+     "bandwidth", 8 * 2 ** 20, "same",
+     "lmbench's wr loop stores 4 bytes of every 16 (bw_mem.c)", ""),
+    ("bw_mem 8M cp", "bw", ["bw_mem", "8m", "cp"], bw_mem, "mem.copy", {"sizes": "8m"},
+     "bandwidth", 8 * 2 ** 20, "same",
+     "lmbench's cp loop copies 4 bytes of every 16 (bw_mem.c)", ""),
+]
+SERVERS = {"lat_tcp", "lat_udp", "lat_connect", "bw_tcp"}  # "-s" daemon, "-S host" stops it
+# osmeter's unit -> lmbench's (ns for latencies, MB/s = 10^6 B/s for bandwidths)
+UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "MB/s": 1.0, "Mbit/s": 1 / 8}
+
+
+class Lmbench:
+    def __init__(self, bindir, cpu, enough_us, reps, scratch):
+        self.bindir, self.cpu, self.scratch, self.reps = bindir, cpu, scratch, reps
+        self.env = dict(os.environ, ENOUGH=str(enough_us), TIMING_O="0", LOOP_O="0")
+
+    def cmd(self, argv, placement):
+        exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch)
+                                                      for a in argv[1:]]
+        if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")):  # lmbench's repetitions
+                                                                  # (its default: 11)
+            exe[1:1] = ["-N", str(self.reps)]
+        return exe if placement == "split" else ["taskset", "-c", self.cpu] + exe
+
+    def run(self, argv, placement, parse):
+        env = dict(self.env, LMBENCH_SCHED="UNIQUE") if placement == "split" else self.env
+        out = subprocess.run(self.cmd(argv, placement), cwd=self.scratch, env=env,
+                             capture_output=True, text=True, timeout=600)
+        text = out.stdout + out.stderr
+        try:
+            return parse(text)
+        except (AttributeError, ValueError, StopIteration):
+            raise SystemExit("could not read %s's output:\n%s" % (" ".join(argv), text))
+
+    def server(self, prog, start):
+        arg = ["-s"] if start else ["-S", "127.0.0.1"]
+        subprocess.run(self.cmd([prog] + arg, "same"), cwd=self.scratch, env=self.env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+
+
+def osmeter(cpu, bench, params, metric, x, placement):
+    args = [CORE, "run", bench] + ["%s=%s" % kv for kv in params.items()]
+    if placement == "same":
+        args = ["taskset", "-c", cpu] + args
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    values, unit = [], None
+    for line in out.stdout.splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "header":
+            unit = next((m["unit"] for m in rec.get("metrics", []) if m["name"] == metric), None)
+        elif rec["type"] == "sample" and rec["metric"] == metric and (x is None or rec["x"] == x):
+            values.append(rec["value"])
+        elif rec["type"] == "trailer" and rec["status"] != "ok":
+            raise SystemExit("%s: %s" % (bench, line))
+    if not values:
+        raise SystemExit("%s: no %s samples:\n%s%s" % (bench, metric, out.stdout, out.stderr))
+    return statistics.median(values) * UNITS[unit]
+
+
+def load():
+    return "load average %s (1, 5, 15 min; %d CPUs)" % (
+        " ".join("%.2f" % v for v in os.getloadavg()), os.cpu_count())
+
+
+def print_row(name, kind, a, b, unlike, why):
+    unit = "ns" if kind == "lat" else "MB/s"
+    ratio = b / a
+    if unlike:
+        verdict, text = "n/a", "no: " + unlike + ("; " + why if why else "")
+    else:
+        verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
+        text = "yes" + ("; " + why if why else "")
+    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f  %-4s  %s" % (name, a, unit, b, unit, ratio,
+                                                          verdict, text), flush=True)
+
+
+def explain_select(bindir, scratch):
+    """What lmbench's select is given: nfds and the set, from strace."""
+    if not shutil.which("strace"):
+        print("  (strace not installed)")
+        return
+    with tempfile.NamedTemporaryFile(suffix=".strace") as f:
+        subprocess.run(["strace", "-f", "-o", f.name, "-e", "trace=select,pselect6",
+                        os.path.join(bindir, "lat_select"), "-N", "1", "-n", "10", "file"],
+                       cwd=scratch, env=dict(os.environ, ENOUGH="10000", TIMING_O="0",
+                                             LOOP_O="0"), capture_output=True, text=True)
+        calls = [ln.split(None, 1)[1] for ln in open(f.name) if "select6(10," in ln]
+    print("  lmbench lat_select -n 10 file, one of its %d calls: %s"
+          % (len(calls), calls[-1] if calls else "none seen"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1],
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bindir", help="lmbench's bin/<os>/ directory (built programs)")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="alternations per pair (default 5 latencies, 3 bandwidths)")
+    ap.add_argument("--enough-us", type=int, default=100000,
+                    help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
+    ap.add_argument("--reps", type=int, default=5,
+                    help="lmbench's -N: repetitions per run, it reports their median (default 5)")
+    ap.add_argument("--only", default="", help="comma-separated pair names (default all)")
+    ap.add_argument("--skip", default="", help="comma-separated pair names to leave out")
+    ap.add_argument("--explain", action="store_true", help="also strace lmbench's select")
+    args = ap.parse_args()
+    bindir = os.path.abspath(args.bindir)
+    missing = [p[2][0] for p in PAIRS if not os.access(os.path.join(bindir, p[2][0]), os.X_OK)]
+    if missing:
+        raise SystemExit("%s lacks lmbench programs: %s (see --help to build lmbench)"
+                         % (bindir, ", ".join(sorted(set(missing)))))
+    if not os.access(CORE, os.X_OK):
+        raise SystemExit("%s is not built: run make -C core" % CORE)
+    if not shutil.which("taskset"):
+        raise SystemExit("taskset is not installed (util-linux)")
+    if args.rounds < 0 or args.reps < 1 or args.enough_us < 1:
+        ap.error("--rounds, --reps and --enough-us must be positive")
+    only = set(filter(None, args.only.split(",")))
+    skip = set(filter(None, args.skip.split(",")))
+    unknown = (only | skip) - {p[0] for p in PAIRS}
+    if unknown:
+        ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
+    pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
+    cpu = str(max(os.sched_getaffinity(0)))
+    # a kill still removes the scratch directory and /tmp/hello (the finally blocks)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
+    placed_hello = False
+    with tempfile.TemporaryDirectory(prefix="osmeter-lmbench.") as scratch:
+        open(os.path.join(scratch, "foo"), "w").close()
+        with open(os.path.join(scratch, "big"), "wb") as f:  # lat_pagefault's file
+            f.write(os.urandom(8 << 20))
+        if not os.path.exists("/tmp/hello"):  # lat_proc exec/shell run /tmp/hello
+            shutil.copy(os.path.join(bindir, "hello"), "/tmp/hello")
+            placed_hello = True
+        lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch)
+        print("before: " + load() + "  -- a loaded machine: not quiet-machine figures")
+        print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
+                                                "ratio", "±10%", "like for like? / why"))
+        try:
+            for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
+                    in pairs:
+                rounds = args.rounds or (5 if kind == "lat" else 3)
+                theirs, ours = [], []
+                if argv[0] in SERVERS:
+                    lm.server(argv[0], True)
+                try:
+                    for _ in range(rounds):
+                        theirs.append(lm.run(argv, placement, parse))
+                        ours.append(osmeter(cpu, bench, params, metric, x, placement))
+                finally:
+                    if argv[0] in SERVERS:
+                        lm.server(argv[0], False)
+                print_row(name, kind, statistics.median(theirs), statistics.median(ours),
+                          unlike, why)
+        finally:
+            if placed_hello:
+                os.unlink("/tmp/hello")
+        print("after: " + load())
+        if args.explain:
+            explain_select(bindir, scratch)
+
+
+if __name__ == "__main__":
+    main()
