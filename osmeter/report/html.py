@@ -550,11 +550,15 @@ def render(cmp, references: bool = False, title: str = "osmeter report",
         against.html(page, cmp)
     for view in studies:
         study.html(view, page)
-    html = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+    return document(title, page), page.figures
+
+
+def document(title: str, page: Page) -> str:
+    """The page's parts as one self-contained HTML document (the report's CSS inline)."""
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
             % (escape(title), CSS, "\n".join(page.parts)))
-    return html, page.figures
 
 
 def write(cmp, path: str, references: bool = False, figures_dir: str | None = None,

@@ -15,7 +15,7 @@ from .. import references as refs
 from .. import studies
 from ..studies import view as sv
 from . import study
-from .html import CSS, Page, write_page
+from .html import Page, document, write_page
 
 WORDS = {sv.REPRODUCED: "still holds", sv.NOT_REPRODUCED: "no longer holds",
          sv.BORDERLINE: "borderline", sv.NOT_JUDGED: "not judged",
@@ -118,11 +118,7 @@ def render(views, runs, title: str = "osmeter replication") -> tuple[str, list]:
     _summary_html(page, views, runs)
     for v in views:
         study.html(v, page)
-    text = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            '<title>%s</title><style>%s</style></head><body><main>%s</main></body></html>\n'
-            % (escape(title), CSS, "\n".join(page.parts)))
-    return text, page.figures
+    return document(title, page), page.figures
 
 
 def write(runs: list, path: str, title: str = "osmeter replication") -> list[str]:
