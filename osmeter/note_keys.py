@@ -58,6 +58,10 @@ _KEYS = (
     NoteKey("limit", "text", "", "a system limit in force before a scalability curve "
             "(rlimits, sysctls, free memory or disk)"),
     NoteKey("stopped_by", "text", "", "what ended a scalability curve early"),
+    NoteKey("byte", "text", "", "mem.memset: the byte written (0x00 is lmbench's bzero, "
+            "which some machines write faster)"),
+    NoteKey("descriptors", "text", "", "syscall.select.files: how many descriptors are set, "
+            "the lowest and highest, and the nfds passed (what select looks at)"),
     NoteKey("send_buffer", "text", "", "per datagram size: the UDP send buffer used (the "
             "system's default, or one datagram where that is less: the BSDs' 9216 bytes)"),
     NoteKey("call", "text", "", "the system call a benchmark times where systems differ "
