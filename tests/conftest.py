@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,13 @@ sys.path.insert(0, str(REPO))
 
 from osmeter import coreproc, monitor  # noqa: E402
 import proctree  # noqa: E402
+
+# A suite started in the background of a script (where the shell ignores SIGINT) or
+# under nohup (SIGHUP ignored) would hand those dispositions on to every osmeter it
+# starts, and the interrupt tests would then test the shell, not osmeter: start from
+# the defaults.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 PR_SET_CHILD_SUBREAPER = 36
 # Daemons a session fixture started on purpose (a PostgreSQL server): under the
