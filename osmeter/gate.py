@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from . import adaptive
 from . import significance as sig
 from .compare import CPU_BENCH, Comparison
+from .numbers import p_value
 
 EXIT_PASS = 0
 EXIT_FAIL = 1
@@ -198,13 +199,14 @@ def _outcome_message(g: GateRow, pct: float) -> str:
     est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
         g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
     if g.outcome == FAIL:
-        return "%s: worse, beyond %g%% (p=%.2g, q=%.2g)" % (est, pct, g.p, g.q)
+        return "%s: worse, beyond %g%% (p=%s, q=%s)" % (est, pct, p_value(g.p), p_value(g.q))
     if g.outcome == PASS:
-        return "%s: not slower than %g%%, p=%.2g" % (est, pct, g.p_not_slower)
+        return "%s: not slower than %g%%, p=%s" % (est, pct, p_value(g.p_not_slower))
     if g.slowdown_low_pct > pct:
-        return "%s: %s: slower than %g%% by its own test (p=%.2g), not after the correction " \
-            "over the comparison's questions (q=%.2g)" % (
-                est, "undecided" if g.outcome == UNDECIDED else "not gated", pct, g.p, g.q)
+        return "%s: %s: slower than %g%% by its own test (p=%s), not after the correction " \
+            "over the comparison's questions (q=%s)" % (
+                est, "undecided" if g.outcome == UNDECIDED else "not gated", pct,
+                p_value(g.p), p_value(g.q))
     why = "%s: %s %g%%" % (est, "undecided at" if g.outcome == UNDECIDED
                             else "not gated: noisier than", pct)
     if g.repetitions_needed is None:

@@ -53,6 +53,12 @@ def number(v, digits: int = SIGNIFICANT) -> str:
     return "{:,.{}f}".format(rounded, max(0, digits - 1 - mag))
 
 
+def p_value(p: float) -> str:
+    """A p-value in two significant digits, never in e-notation: below 0.0001 it reads
+    '<0.0001' (what a verdict needs is that it is small, not how small)."""
+    return "<0.0001" if p < 1e-4 else "%.2g" % p
+
+
 def tick(v) -> str:
     """An axis label: as `number`, without trailing zeros (0.05, not 0.0500)."""
     text = number(v)

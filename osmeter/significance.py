@@ -34,6 +34,7 @@ from functools import lru_cache
 from statistics import fmean, median
 
 from .distributions import normal_quantile, t_cdf, t_quantile, t_sf
+from .numbers import p_value
 from .stats import variance
 
 ALPHA = 0.05          # significance level (false-discovery rate for verdicts)
@@ -388,7 +389,7 @@ def decide(v: Verdict, alpha: float, min_effect: float) -> Verdict:
         v.word = CANNOT_TELL
         v.detail = no_ratio or (
             "difference below %g%%" % (100 * min_effect) if q is not None and q <= alpha
-            else "p=%.2g alone, q=%.2g over the questions" % (v.p, q)
+            else "p=%s alone, q=%s over the questions" % (p_value(v.p), p_value(q))
             if v.p is not None and v.p <= alpha and q is not None
             else "noisier than +-%g%%" % (100 * v.margin))
     return v

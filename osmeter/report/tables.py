@@ -93,8 +93,8 @@ def verdict_text(c) -> str:
         return ""
     text = v.word
     if v.significant:
-        text = "%s (p=%.2g, q=%.2g)" % (v.word, v.p, v.p_adjusted if v.p_adjusted is not None
-                                        else v.p)
+        text = "%s (p=%s, q=%s)" % (v.word, numbers.p_value(v.p), numbers.p_value(
+            v.p_adjusted if v.p_adjusted is not None else v.p))
     elif v.word == sig.SAME and v.ratio is not None:
         text = "same within ±%g%%" % (100 * v.margin)
     elif v.word == sig.CANNOT_TELL:
