@@ -33,6 +33,16 @@ def printable(msg: str) -> str:
                             else "\\u%04x" % ord(m.group()), text.shown(msg))
 
 
+def write_page(path: str, write) -> None:
+    """write() of an -o option's page to path: an unwritable path is one line, and a
+    written one is said on stderr."""
+    try:
+        write()
+    except OSError as e:
+        raise UsageError("cannot write %s: %s" % (path, e.strerror or e)) from None
+    print("wrote %s" % path, file=sys.stderr)
+
+
 def open_store(args, readonly: bool = False) -> Store:
     """The results store named by --db (default $OSMETER_DB or the user's data dir);
     commands that only read open it read-only."""

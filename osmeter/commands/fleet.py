@@ -8,7 +8,7 @@ import shutil
 import sys
 
 from .. import fleet as fleetmod
-from .common import RunSource, UsageError, add_where
+from .common import RunSource, UsageError, add_where, write_page
 
 TITLE = "osmeter fleet report"
 
@@ -57,9 +57,5 @@ def handle(args) -> int:
     width = shutil.get_terminal_size((fleet_table.DEFAULT_WIDTH, 24)).columns
     sys.stdout.write(fleet_table.terminal(fleet, named=bool(args.bench), width=width))
     if args.output:
-        try:
-            fleet_report.write(fleet, args.output, args.title)
-        except OSError as e:
-            raise UsageError("cannot write %s: %s" % (args.output, e.strerror or e)) from None
-        print("wrote %s" % args.output, file=sys.stderr)
+        write_page(args.output, lambda: fleet_report.write(fleet, args.output, args.title))
     return 0

@@ -11,7 +11,7 @@ import sys
 from .. import display
 from .. import history as hist
 from .. import numbers
-from .common import RunSource, UsageError, add_where
+from .common import RunSource, UsageError, add_where, write_page
 
 BARS = "▁▂▃▄▅▆▇█"
 CHANGE_MARK = "|"       # between two runs: a change point
@@ -135,9 +135,5 @@ def handle(args) -> int:
         sys.stdout.write(terminal(h, display.terminal_width(), args.changed))
     if args.output:
         from ..report import history as history_report
-        try:
-            history_report.write(h, args.output, args.title)
-        except OSError as e:
-            raise UsageError("cannot write %s: %s" % (args.output, e.strerror or e)) from None
-        print("wrote %s" % args.output, file=sys.stderr)
+        write_page(args.output, lambda: history_report.write(h, args.output, args.title))
     return 0
