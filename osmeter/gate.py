@@ -1,14 +1,19 @@
 """The regression gate: is anything slower than the baseline by more than PCT percent?
 
-The gate reads the comparison's own verdicts (osmeter.compare), so the two never
-disagree on a row.  Per row and run against the baseline:
+The gate asks a one-sided question, so it tests one-sidedly: a row's p-value is that of
+"slower" (the comparison's t on log repetition medians, osmeter.compare), and
+Benjamini–Bogomolov runs over the gate's questions (a benchmark against one run) at
+alpha, as the comparison does with its two-sided p-values.  A two-sided test would spend
+half of alpha on "faster", which can never fail a gate.  Per row and run against the
+baseline:
 
-* **fail**: the comparison calls the row "worse" (a significant difference after the
-  Benjamini–Bogomolov correction over the comparison's questions) and the estimated
+* **fail**: slower after the correction (q of "slower" <= alpha) and the estimated
   slowdown is beyond PCT.  When nothing is slower at all, the chance that any row fails
-  is at most alpha (with no real difference anywhere a false-discovery procedure makes
-  any false verdict that unlikely); the estimate beyond PCT keeps small real slowdowns
-  and between-run shifts from failing it.
+  is at most alpha (with no real difference anywhere the correction makes any rejection
+  that unlikely); the estimate beyond PCT keeps small real slowdowns and between-run
+  shifts from failing it.  Where the comparison's two-sided verdict on the row is not
+  "worse", the row's message says so: that is the half of alpha the gate does not spend
+  on "faster".
 * **pass**: the (1 - 2 alpha) interval's upper end of the slowdown is below PCT (the
   one-sided test of "slower by PCT or more" rejects at alpha; for a result whose
   repetitions stopped with `run --until-decided`, at alpha / (j (j + 1)) after j looks).  All rows must pass for a
@@ -60,6 +65,10 @@ class GateRow:
     interval_level: float | None = None   # of [low, high]: 1 - 2 alpha (or what the reps allow)
     p: float | None = None                # the comparison's two-sided p (any difference)
     q: float | None = None                # the same after the comparison's correction
+    p_slower: float | None = None         # the gate's one-sided p of "slower"
+    q_slower: float | None = None         # the same after the correction over the gate's
+                                          # questions: <= alpha and beyond PCT fails
+    verdict: str = ""                     # the comparison's word for the row
     p_not_slower: float | None = None     # one-sided: slower by less than the threshold
     repetitions: tuple = (0, 0)           # baseline, this run
     repetitions_needed: int | None = None  # per run, to tell a slowdown of PCT from none
@@ -110,7 +119,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
                 undecided_fails=undecided_fails, gate_on=list(gate_on or []))
-    judged = []
+    judged = []                          # (GateRow, Verdict, Slowdown, between, row)
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
@@ -134,23 +143,27 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             g.slowdown_pct, g.slowdown_low_pct, g.slowdown_high_pct = (
                 s.estimate_pct, s.low_pct, s.high_pct)
             g.interval_level, g.p_not_slower = s.level, s.p_not_slower
-            g.p, g.q, g.method = v.p, v.p_adjusted, s.method
+            g.p, g.q, g.method, g.verdict = v.p, v.p_adjusted, s.method, v.word
+            g.p_slower = s.p_slower
             g.disturbed = c.caveat or None
             between = None
             if cmp.noise is not None and base.result is not None:
                 between = cmp.noise.row(row.bench, row.metric, row.x, base.result.params)
-            if v.word == "worse" and s.estimate_pct > pct:
-                g.outcome = FAIL
-            elif s.p_not_slower <= alpha:
-                g.outcome = PASS
-            else:
-                must = gate.gate_on and any(
-                    fnmatch.fnmatchcase(name, pat) for pat in gate.gate_on
-                    for name in (row.bench, gated_name(row)))
-                g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
-                g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
-            g.message = _message(g, pct)
-            judged.append(g)
+            judged.append((g, s, between, row))
+    _correct_slower([g for g, _, _, _ in judged], alpha)
+    for g, s, between, row in judged:
+        if g.q_slower <= alpha and s.estimate_pct > pct:
+            g.outcome = FAIL
+        elif s.p_not_slower <= alpha:
+            g.outcome = PASS
+        else:
+            must = gate.gate_on and any(
+                fnmatch.fnmatchcase(name, pat) for pat in gate.gate_on
+                for name in (row.bench, gated_name(row)))
+            g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
+            g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
+        g.message = _message(g, pct)
+    judged = [g for g, _, _, _ in judged]
     outcomes = {g.outcome for g in judged}
     # Nothing shown either way (every row noisier than PCT) is no pass.
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
@@ -178,6 +191,19 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     return gate
 
 
+def _correct_slower(rows: list[GateRow], alpha: float) -> None:
+    """q_slower: Benjamini–Bogomolov at alpha over the gate's questions (a benchmark
+    against one run), on the one-sided p-values of "slower"."""
+    by_question: dict[tuple, list[GateRow]] = {}
+    for g in rows:
+        by_question.setdefault((g.bench, g.run_id), []).append(g)
+    fams = list(by_question.values())
+    adjusted, _ = sig.benjamini_bogomolov([[g.p_slower for g in f] for f in fams], alpha)
+    for f, qs in zip(fams, adjusted):
+        for g, q in zip(f, qs):
+            g.q_slower = q
+
+
 def _missing(base, c, base_name: str, name: str) -> str:
     for cell, who in ((base, base_name), (c, name)):
         if cell is None:
@@ -199,14 +225,18 @@ def _outcome_message(g: GateRow, pct: float) -> str:
     est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
         g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
     if g.outcome == FAIL:
-        return "%s: worse, beyond %g%% (p=%s, q=%s)" % (est, pct, p_value(g.p), p_value(g.q))
+        text = "%s: slower, beyond %g%% (one-sided p=%s, q=%s)" % (
+            est, pct, p_value(g.p_slower), p_value(g.q_slower))
+        if g.verdict != "worse":
+            text += "; compare's two-sided verdict: %s" % g.verdict
+        return text
     if g.outcome == PASS:
         return "%s: not slower than %g%%, p=%s" % (est, pct, p_value(g.p_not_slower))
     if g.slowdown_low_pct > pct:
         return "%s: %s: slower than %g%% by its own test (p=%s), not after the correction " \
-            "over the comparison's questions (q=%s)" % (
+            "over the gate's questions (q=%s)" % (
                 est, "undecided" if g.outcome == UNDECIDED else "not gated", pct,
-                p_value(g.p), p_value(g.q))
+                p_value(g.p_slower), p_value(g.q_slower))
     why = "%s: %s %g%%" % (est, "undecided at" if g.outcome == UNDECIDED
                             else "not gated: noisier than", pct)
     if g.repetitions_needed is None:

@@ -420,6 +420,7 @@ class Slowdown:
     high_pct: float
     level: float
     p_not_slower: float            # H0: slowdown >= threshold (one-sided t)
+    p_slower: float                # H0: not slower (one-sided t): the gate's fail test
     spread: float | None           # pooled within-run sd of log repetition medians
     method: str
 
@@ -430,15 +431,16 @@ def _slowdown_pct(speed_log_shift: float) -> float:
 
 def slowdown(v: Verdict, pct: float, alpha: float) -> Slowdown | None:
     """The gate's view of a verdict: the slowdown, its (1 - 2 alpha) interval and the
-    one-sided test of "slower by pct or more"; None without a ratio or a spread."""
+    one-sided tests of "slower by pct or more" and of "slower"; None without a ratio or
+    a spread."""
     if v.ratio is None or v.shift is None:
         return None
     level = 1.0 - 2.0 * alpha
     lo, hi = t_interval(v.shift, v.se, v.df, level)
     delta = math.log1p(pct / 100.0)
     return Slowdown(_slowdown_pct(math.log(v.ratio)), _slowdown_pct(hi), _slowdown_pct(lo),
-                    level, t_test(v.shift, v.se, v.df, -delta, "greater"), v.spread,
-                    v.method)
+                    level, t_test(v.shift, v.se, v.df, -delta, "greater"),
+                    t_test(v.shift, v.se, v.df, 0.0, "less"), v.spread, v.method)
 
 
 def repetitions_to_tell(pct: float, spread: float | None, alpha: float,

@@ -421,7 +421,8 @@ def test_cli_compare_formats_and_gate(tmp_path, capsys):
     assert g["outcome"] == "fail" and g["exit_code"] == 1
     row = next(r for r in g["rows"] if r["bench"] == "syscall.getpid")
     assert row["outcome"] == "fail" and 15 < row["slowdown_pct"] < 25
-    assert row["q"] <= 0.05 and row["repetitions"] == [5, 5]
+    assert row["q_slower"] <= 0.05 and row["p_slower"] <= row["q_slower"]
+    assert row["verdict"] == "worse" and row["repetitions"] == [5, 5]
 
 
 def test_cli_compare_refuses_bad_input(tmp_path, capsys):

@@ -94,8 +94,8 @@ def write_gate(gate, cmp, path: str) -> None:
 _OUTCOME = {"pass": "pass", "fail": "fail", "undecided": "undecided",
             "not judged": "undecided", "not gated": "undecided"}
 _NUMBERS = ("unit", "slowdown_pct", "slowdown_low_pct", "slowdown_high_pct",
-            "interval_level", "p", "q", "p_not_slower", "repetitions",
-            "repetitions_needed", "method")
+            "interval_level", "p", "q", "p_slower", "q_slower", "p_not_slower",
+            "repetitions", "repetitions_needed", "method")
 
 
 def medians_of(cmp) -> dict:
