@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import curves
 from .. import references as refs
+from .. import significance as sig
 from . import common
 from .view import Conclusion, StudyView, judge, significant, verdict_words
 
@@ -128,7 +129,9 @@ def _static_vs_dynamic(ctx) -> Conclusion:
         ("; ".join(ev) if ev else "needs proc.{fork,exit,exec}.{static,dynamic} (osmeter run "
          "--suite mg05)") + common.disturbed_note(used),
         "reproduced where static is significantly faster than dynamic for fork, exit and "
-        "exec, by the comparison's rank test on the repetitions (alpha %g)" % ctx.cmp.alpha,
+        "exec, by the comparison's Welch t on the repetitions' log medians (alpha %g); not "
+        "reproduced where one is the same within +-%g%% or slower; not judged where the "
+        "repetitions cannot tell" % (ctx.cmp.alpha, 100 * sig.MARGIN),
         "; ".join(ev))
 
 
