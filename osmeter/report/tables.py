@@ -375,7 +375,7 @@ def gate_lines(cmp) -> list[str]:
     if g is None:
         return []
     out = ["", "Regression gate: slower than %r by more than %g%%? %s (alpha %.3g; fail = "
-           "the comparison's verdict 'worse' with an estimated slowdown beyond %g%%, pass "
+           "slower by a one-sided test corrected over the questions, estimated beyond %g%%, pass "
            "= the slowdown's upper bound below it, %d results judged)"
            % (cmp.names[cmp.baseline], g.threshold_pct, g.outcome.upper(), g.alpha,
               g.threshold_pct, sum(1 for r in g.rows if r.p_not_slower is not None))]
