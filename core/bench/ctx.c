@@ -279,21 +279,22 @@ static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
     return keep_parent_ends(ctx, t, "along the chain");
 }
 
-/* The ping-pong and, timed right after each of its batches, the same-process pipe. */
-struct pingpong {
+/* A token path and, timed right after each of its batches, the same work in one process:
+ * the pipe (ping-pong), the pipe and the sum of the working set (ring with a size). */
+struct path_and_self {
     struct token_path t;
     int self[2];
     uint64_t self_iters;
 };
 
-static uint64_t loop_pingpong(void *arg, uint64_t n)
+static uint64_t loop_path(void *arg, uint64_t n)
 {
-    return loop_token(&((struct pingpong *)arg)->t, n);
+    return loop_token(&((struct path_and_self *)arg)->t, n);
 }
 
 static void with_pipe_self(void *arg, double round_trip, uint64_t iters, double *values)
 {
-    struct pingpong *pp = arg;
+    struct path_and_self *pp = arg;
     (void)iters;
     /* Interleaved with the ping-pong so both see the same machine state. */
     double pipe_self = om_time_batch(loop_self, pp->self, pp->self_iters);
@@ -309,7 +310,7 @@ static int run_pingpong(struct om_ctx *ctx)
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
-    struct pingpong pp;
+    struct path_and_self pp;
     if ((rc = build_ring(ctx, 2, 0, &pp.t))) {
         teardown(&pp.t);
         return rc;
@@ -322,30 +323,19 @@ static int run_pingpong(struct om_ctx *ctx)
     struct om_measure m = {.metric = "round_trip",
                            .also = {"per_switch", "pipe_self", "switch_minus_pipe"},
                            .also_fn = with_pipe_self};
-    rc = om_measure_batches(ctx, loop_pingpong, &pp, &m);
+    rc = om_measure_batches(ctx, loop_path, &pp, &m);
     close(pp.self[0]);
     close(pp.self[1]);
     teardown(&pp.t);
     return rc;
 }
 
-/* A ring with a working set and, timed right after each of its batches, lmbench's
- * overhead (lat_ctx.c benchmark_overhead): a byte through a pipe and back in one process,
- * then one sum of the parent's working set, which stays in the caches there. */
-struct ring_self {
-    struct token_path t;
-    int self[2];
-    uint64_t self_iters;
-};
-
-static uint64_t loop_ring(void *arg, uint64_t n)
-{
-    return loop_token(&((struct ring_self *)arg)->t, n);
-}
-
+/* lmbench's overhead for a ring with a working set (lat_ctx.c benchmark_overhead): a
+ * byte through a pipe and back in one process, then one sum of the parent's working set,
+ * which stays in the caches there. */
 static uint64_t loop_sum_self(void *arg, uint64_t n)
 {
-    struct ring_self *r = arg;
+    struct path_and_self *r = arg;
     char c = 'x';
     uint64_t acc = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -358,7 +348,7 @@ static uint64_t loop_sum_self(void *arg, uint64_t n)
 
 static void with_sum_self(void *arg, double round, uint64_t iters, double *values)
 {
-    struct ring_self *r = arg;
+    struct path_and_self *r = arg;
     (void)iters;
     double self = om_time_batch(loop_sum_self, r, r->self_iters);
     values[0] = self;
@@ -376,7 +366,7 @@ static int run_sweep(struct om_ctx *ctx, int chain)
     int count = om_list(ctx, "n", ns);
     char why[256];
     size_t bytes = chain ? 0 : (size_t)om_int(ctx, "size");
-    struct ring_self r = {.self = {-1, -1}};
+    struct path_and_self r = {.self = {-1, -1}};
     if (bytes) {
         if (pipe(r.self))
             return om_fail(ctx, "pipe: %s", strerror(errno));
@@ -408,7 +398,7 @@ static int run_sweep(struct om_ctx *ctx, int chain)
                 m.also[1] = "switch_minus_self";
                 m.also_fn = with_sum_self;
             }
-            rc = om_measure_batches(ctx, loop_ring, &r, &m);
+            rc = om_measure_batches(ctx, loop_path, &r, &m);
         }
         teardown(t);
         if (rc)
