@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-check osmeter against lmbench 3, pair by pair, in one alternating run.
 
-    python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--rounds N] [--only NAME,...]
+    python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--rounds N] [--only NAME,...] [--cpu N]
 
 LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
 tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
@@ -14,7 +14,7 @@ before publishing its figures).  To get and build it (Debian 12):
     python3 bench/lmbench_crosscheck.py /path/to/lmbench/bin/x86_64-linux-gnu
 
 Each round runs the lmbench program, then osmeter's counterpart (ABAB...), both under
-`taskset -c CPU` (CPU = the last one) unless the pair is "split" (lmbench's
+`taskset -c CPU` (CPU = the last one, or --cpu) unless the pair is "split" (lmbench's
 LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core directly
 (core/build/osmeter-core run ID key=value: JSON lines).  lmbench's timing calibration is
 fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
@@ -79,6 +79,19 @@ def lat_fs_0k(text):  # "0k\t<files>\t<creates/s>\t<deletes/s>": ns per create +
     return 1e9 / float(w.group(1)) + 1e9 / float(w.group(2))
 
 
+def lat_fs_per_file(kb, column):  # column 1: creates/s, 2: deletes/s -> ns per file
+    def parse(text):
+        w = re.search(r"^%dk\s+\d+\s+([\d.]+)\s+([\d.]+)" % kb, text, re.M)
+        return 1e9 / float(w.group(column))
+    return parse
+
+
+# Measured on an ext4 without a journal (perf record of fs.crtdel.batch: 91% of its time);
+# see the note of issue 30 (issue-30-b.md)
+EXT4_CREATE = ("ext4 without a journal skips, in every create, each inode deleted in the "
+               "last minute (find_inode_bit -> recently_deleted): the time grows with the "
+               "files anyone deleted just before")
+
 PAIRS = [
     ("null syscall", "lat", ["lat_syscall", "null"], micro, "syscall.getppid", {}, "latency",
      None, "same", None, ""),
@@ -97,6 +110,8 @@ PAIRS = [
      "same", None, ""),
     ("signal catch", "lat", ["lat_sig", "catch"], micro, "lat.signal", {}, "catch", None, "same",
      "lmbench subtracts kill(pid,0) (lat_sig.c); osmeter's catch includes the kill()", ""),
+    ("signal catch-kill0", "lat", ["lat_sig", "catch"], micro, "lat.signal", {},
+     "catch_minus_kill0", None, "same", None, ""),
     ("fork+exit", "lat", ["lat_proc", "fork"], micro, "proc.fork_exit", {}, "latency", None,
      "same", None, ""),
     ("fork+exec", "lat", ["lat_proc", "exec"], micro, "proc.fork_exec_exit", {}, "latency", None,
@@ -107,6 +122,16 @@ PAIRS = [
      "ctx.pipe_ring", {"n": "2"}, "per_switch", 2, "same", None, ""),
     ("lat_ctx 8p/0K +pipe", "lat", ["lat_ctx", "-s", "0", "8"], lat_ctx_with_pipe(8),
      "ctx.pipe_ring", {"n": "8"}, "per_switch", 8, "same", None, ""),
+    # -s KB: each process sums its own array of that size while it holds the token; lmbench
+    # prints the hop minus its overhead (the same pipe + sum in one process), added back
+    ("lat_ctx 2p/16K +ovr", "lat", ["lat_ctx", "-s", "16", "2"], lat_ctx_with_pipe(2),
+     "ctx.pipe_ring", {"n": "2", "size": "16k"}, "per_switch", 2, "same", None, ""),
+    ("lat_ctx 8p/16K +ovr", "lat", ["lat_ctx", "-s", "16", "8"], lat_ctx_with_pipe(8),
+     "ctx.pipe_ring", {"n": "8", "size": "16k"}, "per_switch", 8, "same", None, ""),
+    ("lat_ctx 2p/64K +ovr", "lat", ["lat_ctx", "-s", "64", "2"], lat_ctx_with_pipe(2),
+     "ctx.pipe_ring", {"n": "2", "size": "64k"}, "per_switch", 2, "same", None, ""),
+    ("lat_ctx 8p/64K +ovr", "lat", ["lat_ctx", "-s", "64", "8"], lat_ctx_with_pipe(8),
+     "ctx.pipe_ring", {"n": "8", "size": "64k"}, "per_switch", 8, "same", None, ""),
     ("lat_pipe", "lat", ["lat_pipe"], micro, "ctx.pipe_pingpong", {}, "round_trip", None, "same",
      None, ""),
     ("lat_unix", "lat", ["lat_unix"], micro, "net.unix_lat", {}, "round_trip", None, "same",
@@ -136,6 +161,15 @@ PAIRS = [
      {"sizes": "0", "fsync": "without"}, "sequence", 0, "same",
      "lmbench creates 1000s of files then deletes them all; osmeter one create+write+close"
      "+unlink cycle", ""),
+    # lat_fs calibrates its number of files to ENOUGH; osmeter creates `files` of them
+    ("lat_fs 0K create", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 1),
+     "fs.crtdel.batch", {"sizes": "0"}, "create", 0, "same", None, EXT4_CREATE),
+    ("lat_fs 0K delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 2),
+     "fs.crtdel.batch", {"sizes": "0"}, "delete", 0, "same", None, ""),
+    ("lat_fs 10K create", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 1),
+     "fs.crtdel.batch", {"sizes": "10k"}, "create", 10240, "same", None, EXT4_CREATE),
+    ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 2),
+     "fs.crtdel.batch", {"sizes": "10k"}, "delete", 10240, "same", None, ""),
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
@@ -260,6 +294,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated pair names (default all)")
     ap.add_argument("--skip", default="", help="comma-separated pair names to leave out")
     ap.add_argument("--explain", action="store_true", help="also strace lmbench's select")
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="the CPU both tools are pinned to (default: the last one allowed)")
     args = ap.parse_args()
     bindir = os.path.abspath(args.bindir)
     missing = [p[2][0] for p in PAIRS if not os.access(os.path.join(bindir, p[2][0]), os.X_OK)]
@@ -278,7 +314,11 @@ def main():
     if unknown:
         ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
     pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
-    cpu = str(max(os.sched_getaffinity(0)))
+    allowed = os.sched_getaffinity(0)
+    if args.cpu is not None and args.cpu not in allowed:
+        ap.error("--cpu %d is not one of the CPUs allowed here (%s)"
+                 % (args.cpu, ",".join(map(str, sorted(allowed)))))
+    cpu = str(max(allowed) if args.cpu is None else args.cpu)
     # a kill still removes the scratch directory and /tmp/hello (the finally blocks)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped by SIGTERM"))
     placed_hello = False

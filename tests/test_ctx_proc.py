@@ -26,6 +26,25 @@ def test_token_sweeps_cover_every_n(smoke, bench):
         assert len(vals) == 2 and all(50 < v < 50_000_000 for v in vals)
 
 
+def test_ring_working_set_is_summed_by_every_process(smoke):
+    """lmbench lat_ctx -s: each of the n processes sums its own array per hop, so a hop
+    costs at least the sum (sum_self, one process) more than without; lmbench's figure is
+    per_switch - sum_self."""
+    plain = smoke("ctx.pipe_ring", n="2,8", samples=3)
+    assert not plain.values("sum_self") and not plain.values("switch_minus_self")
+    big = smoke("ctx.pipe_ring", n="2,8", size="512k", samples=3)
+    assert "524288 bytes" in big.notes["timing"]
+    for n in (2, 8):
+        hop, self_, est = (big.values(m, n) for m in
+                           ("per_switch", "sum_self", "switch_minus_self"))
+        assert len(hop) == len(self_) == len(est) == 3
+        for h, s, e in zip(hop, self_, est):
+            assert e == pytest.approx(h - s)
+        # 512 KB is 64k words: microseconds to sum, far above a pipe hop without it
+        assert min(self_) > 3 * min(plain.values("per_switch", n)) / 2
+        assert min(hop) > min(plain.values("per_switch", n)) + min(self_) / 2
+
+
 def test_ring_refuses_more_processes_than_allowed(smoke):
     inv = smoke("ctx.pipe_ring", expect="failed", n="4097")
     assert "out of range" in inv.reason
@@ -52,6 +71,19 @@ def test_signal_install_and_catch(smoke):
     inv = smoke("lat.signal")
     assert all(10 < v < 1_000_000 for v in inv.values("install") + inv.values("catch"))
     assert min(inv.values("catch")) > min(inv.values("install"))
+
+
+def test_signal_reports_lmbenchs_catch_without_the_send(smoke):
+    """lmbench lat_sig subtracts kill(pid, 0) from its catch figure; osmeter times that
+    call after each catch batch and reports it and the difference, sample by sample."""
+    inv = smoke("lat.signal", samples=3)
+    catch, kill0, diff = (inv.values(m) for m in ("catch", "kill0", "catch_minus_kill0"))
+    assert len(catch) == len(kill0) == len(diff) == 3
+    for c, k, d in zip(catch, kill0, diff):
+        assert d == pytest.approx(c - k)
+        assert 10 < k < 1_000_000
+    # a send without a signal costs less than a send that runs a handler
+    assert min(kill0) < min(catch)
 
 
 @pytest.mark.parametrize("bench", ["syscall.select", "syscall.poll", "syscall.epoll"])

@@ -18,7 +18,7 @@ from osmeter import coreproc, fsinfo, remote
 from tests import fsimages
 from tests.clirun import osmeter
 
-FS_BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
+FS_BENCHES = ["fs.crtdel", "fs.crtdel.batch", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
               "fs.bonnie.seek", "fs.bonnie.warm", "fs.frag.layout", "fs.frag.contention",
               "mab.local", "mab.remote", "fs.tar.create", "fs.tar.extract", "fs.rm_tree",
               "fs.openclose"]
@@ -89,6 +89,54 @@ def test_crtdel_sweeps_both_metrics(smoke):
         assert all(1e-3 < v < 60000 for v in inv.values(metric)), inv.values(metric)
     only = smoke("fs.crtdel", fsync="without")
     assert only.values("sequence") and not only.values("sequence_fsync")
+
+
+def test_crtdel_batch_creates_all_then_deletes_all(tmp_path):
+    """lmbench lat_fs: N files in new directories of at most per_dir, all created, then all
+    deleted; the strace of the run shows that order, and nothing is left behind."""
+    import shutil
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed")
+    trace = tmp_path / "trace"
+    work = tmp_path / "work"
+    work.mkdir()
+    core = coreproc.core_path()
+    subprocess.run(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=openat,unlink,mkdir",
+                    core, "run", "fs.crtdel.batch", "files=25", "per_dir=7", "sizes=0,3k",
+                    "samples=2", "dir=%s" % work], check=True, capture_output=True)
+    calls = [ln for ln in trace.read_text().splitlines()
+             if "/osmeter-fs." in ln and "= -1" not in ln]
+    ops = [("create" if "O_CREAT" in ln else "unlink" if "unlink(" in ln else
+            "mkdir" if "mkdir(" in ln else None) for ln in calls]
+    ops = [o for o in ops if o]
+    # per size: (warm-up create pass, then samples x (create pass, delete pass)), and the
+    # passes are whole: 25 creates in a row, then 25 unlinks in a row
+    runs = []
+    for o in ops:
+        if o == "mkdir":
+            continue
+        if runs and runs[-1][0] == o:
+            runs[-1][1] += 1
+        else:
+            runs.append([o, 1])
+    assert runs == [["create", 25], ["unlink", 25]] * 6, runs
+    # at most 7 files to a directory: 4 directories per pass
+    names = [ln.split('"')[1] for ln in calls if "O_CREAT" in ln]
+    dirs = {os.path.dirname(n) for n in names[:25]}
+    assert len(dirs) == 4 and all(sum(os.path.dirname(n) == d for n in names[:25]) <= 7
+                                  for d in dirs)
+    # every pass in directories of its own (lmbench: a new tree per timed interval)
+    assert not {os.path.dirname(n) for n in names[25:50]} & dirs
+    assert list(work.iterdir()) == []
+
+
+def test_crtdel_batch_reports_create_and_delete_per_file(smoke):
+    inv = smoke("fs.crtdel.batch", sizes="0,10k")
+    for metric in ("create", "delete"):
+        assert sorted({x for m, x, _ in inv.samples if m == metric}) == [0, 10240]
+        # microseconds per file: more than 100 ns, less than a second on a busy disk
+        assert all(0.1 < v < 1e6 for v in inv.values(metric)), inv.values(metric)
+    assert "at most 100 to a directory" in inv.notes["method"]
 
 
 def test_bonnie_sizes_and_cold_cache(smoke):

@@ -1,7 +1,8 @@
 /*
  * Context switches through pipes: Ousterhout's two-process "cswitch", Lai & Baker's ring
  * of N processes and their LIFO chain, and the same-process pipe overhead that must be
- * subtracted to estimate the switch itself.
+ * subtracted to estimate the switch itself.  The ring takes lmbench lat_ctx's working set
+ * (-s): every member sums its own private array each time it holds the token.
  *
  * Children are tracked (om_fork) and leave when their input pipe reaches end of file,
  * which happens when the parent closes its ends; the harness kills any that don't.
@@ -54,13 +55,56 @@ static void close_others(int *fds, int n, int keep_a, int keep_b)
             close(fds[i]);
 }
 
-/* Relay bytes from `in` to `out` until end of file; the child's whole life. */
-static void relay(int in, int out)
+/* Read every word of a process's working set, as lmbench's bread() does (lib_timing.c),
+ * so that it is brought back into the caches after the other processes ran.  The same
+ * shape as bread (one written-out sum per 128 words, then per 16, then per word), which
+ * compiles to the same loads and adds: 360 ns for 16 KB and 1.44 us for 64 KB both,
+ * measured side by side here (gcc 12 -O2). */
+#define W8(p, k) (p[k] + p[k + 1] + p[k + 2] + p[k + 3] + p[k + 4] + p[k + 5] + p[k + 6] + p[k + 7])
+#define W64(p, k)                                                                         \
+    (W8(p, k) + W8(p, k + 8) + W8(p, k + 16) + W8(p, k + 24) + W8(p, k + 32) +            \
+     W8(p, k + 40) + W8(p, k + 48) + W8(p, k + 56))
+static uint64_t sum_words(const uint64_t *w, size_t bytes)
+{
+    size_t words = bytes / sizeof *w, i = 0;
+    uint64_t sum = 0;
+    for (; i + 128 <= words; i += 128)
+        sum += W64(w, i) + W64(w, i + 64);
+    for (; i + 16 <= words; i += 16)
+        sum += W8(w, i) + W8(w, i + 8);
+    for (; i < words; i++)
+        sum += w[i];
+    return sum;
+}
+
+/* A working set of `bytes`, written once so that its pages exist; NULL when bytes is 0.
+ * Every process allocates its own after the fork: shared copy-on-write pages would be
+ * cached once for all of them. */
+static uint64_t *working_set(size_t bytes)
+{
+    uint64_t *w = bytes ? malloc(bytes) : NULL;
+    if (w)
+        memset(w, 1, bytes);
+    return w;
+}
+
+/* Relay bytes from `in` to `out` until end of file, summing the working set of `bytes`
+ * between receiving and passing on; the child's whole life. */
+static void relay(int in, int out, size_t bytes)
 {
     char c;
-    while (read(in, &c, 1) == 1)
+    /* volatile: the array is read each time, never summed once out of the loop */
+    uint64_t *volatile w = working_set(bytes);
+    uint64_t sum = 0;
+    if (bytes && !w)
+        _exit(1); /* the token does not come back: the parent says so */
+    while (read(in, &c, 1) == 1) {
+        if (w)
+            sum += sum_words(w, bytes);
         if (write(out, &c, 1) != 1)
             break;
+    }
+    om_consume(sum);
     _exit(0);
 }
 
@@ -86,18 +130,23 @@ struct token_path {
     int npids;
     int *fds;      /* every pipe descriptor, so the parent can close them */
     int nfds;
+    uint64_t *set; /* the parent's working set (ring with size > 0), summed after each round */
+    size_t set_bytes;
 };
 
 static uint64_t loop_token(void *arg, uint64_t n)
 {
     struct token_path *t = arg;
     char c = 'x';
-    uint64_t acc = 0;
+    uint64_t acc = 0, sum = 0;
     for (uint64_t i = 0; i < n; i++) {
         acc += (uint64_t)write(t->out, &c, 1);
         acc += (uint64_t)read(t->in, &c, 1);
+        if (t->set)
+            sum += sum_words(t->set, t->set_bytes);
     }
-    return acc;
+    om_consume(sum);
+    return acc; /* bytes moved: 2 per round when the token came back */
 }
 
 static void teardown(struct token_path *t)
@@ -109,6 +158,7 @@ static void teardown(struct token_path *t)
         om_child_reap(t->pids[i], 1000, NULL);
     free(t->pids);
     free(t->fds);
+    free(t->set);
 }
 
 /* Why a ring/chain of n processes does not fit the descriptor and process limits (the
@@ -162,12 +212,16 @@ static int keep_parent_ends(struct om_ctx *ctx, struct token_path *t, const char
 }
 
 /* Ring of n processes: the parent is member 0; pipe i carries the token from member i to
- * member i+1 (mod n).  n = 2 is Ousterhout's ping-pong. */
-static int build_ring(struct om_ctx *ctx, int n, struct token_path *t)
+ * member i+1 (mod n).  n = 2 is Ousterhout's ping-pong.  Each member sums a working set
+ * of `bytes` of its own while it holds the token (0: none). */
+static int build_ring(struct om_ctx *ctx, int n, size_t bytes, struct token_path *t)
 {
     int rc = alloc_path(ctx, t, 2 * n, n);
     if (rc)
         return rc;
+    t->set_bytes = bytes;
+    if (bytes && !(t->set = working_set(bytes)))
+        return om_fail(ctx, "out of memory for a %zu-byte working set", bytes);
     for (int i = 0; i < n; i++)
         if (pipe(&t->fds[2 * i]))
             return om_fail(ctx, "pipe: %s", strerror(errno));
@@ -178,7 +232,8 @@ static int build_ring(struct om_ctx *ctx, int n, struct token_path *t)
         if (pid == 0) {
             int in = t->fds[2 * (m - 1)], out = t->fds[2 * m + 1];
             close_others(t->fds, t->nfds, in, out);
-            relay(in, out);
+            free(t->set); /* the child's working set is its own */
+            relay(in, out, bytes);
         }
         t->pids[t->npids++] = pid;
     }
@@ -224,21 +279,22 @@ static int build_chain(struct om_ctx *ctx, int n, struct token_path *t)
     return keep_parent_ends(ctx, t, "along the chain");
 }
 
-/* The ping-pong and, timed right after each of its batches, the same-process pipe. */
-struct pingpong {
+/* A token path and, timed right after each of its batches, the same work in one process:
+ * the pipe (ping-pong), the pipe and the sum of the working set (ring with a size). */
+struct path_and_self {
     struct token_path t;
     int self[2];
     uint64_t self_iters;
 };
 
-static uint64_t loop_pingpong(void *arg, uint64_t n)
+static uint64_t loop_path(void *arg, uint64_t n)
 {
-    return loop_token(&((struct pingpong *)arg)->t, n);
+    return loop_token(&((struct path_and_self *)arg)->t, n);
 }
 
 static void with_pipe_self(void *arg, double round_trip, uint64_t iters, double *values)
 {
-    struct pingpong *pp = arg;
+    struct path_and_self *pp = arg;
     (void)iters;
     /* Interleaved with the ping-pong so both see the same machine state. */
     double pipe_self = om_time_batch(loop_self, pp->self, pp->self_iters);
@@ -254,8 +310,8 @@ static int run_pingpong(struct om_ctx *ctx)
     int rc = om_apply_placement(ctx);
     if (rc)
         return rc;
-    struct pingpong pp;
-    if ((rc = build_ring(ctx, 2, &pp.t))) {
+    struct path_and_self pp;
+    if ((rc = build_ring(ctx, 2, 0, &pp.t))) {
         teardown(&pp.t);
         return rc;
     }
@@ -267,11 +323,36 @@ static int run_pingpong(struct om_ctx *ctx)
     struct om_measure m = {.metric = "round_trip",
                            .also = {"per_switch", "pipe_self", "switch_minus_pipe"},
                            .also_fn = with_pipe_self};
-    rc = om_measure_batches(ctx, loop_pingpong, &pp, &m);
+    rc = om_measure_batches(ctx, loop_path, &pp, &m);
     close(pp.self[0]);
     close(pp.self[1]);
     teardown(&pp.t);
     return rc;
+}
+
+/* lmbench's overhead for a ring with a working set (lat_ctx.c benchmark_overhead): a
+ * byte through a pipe and back in one process, then one sum of the parent's working set,
+ * which stays in the caches there. */
+static uint64_t loop_sum_self(void *arg, uint64_t n)
+{
+    struct path_and_self *r = arg;
+    char c = 'x';
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        acc += (uint64_t)write(r->self[1], &c, 1);
+        acc += (uint64_t)read(r->self[0], &c, 1);
+        acc += sum_words(r->t.set, r->t.set_bytes);
+    }
+    return acc;
+}
+
+static void with_sum_self(void *arg, double round, uint64_t iters, double *values)
+{
+    struct path_and_self *r = arg;
+    (void)iters;
+    double self = om_time_batch(loop_sum_self, r, r->self_iters);
+    values[0] = self;
+    values[1] = round / r->t.hops - self; /* what lmbench's lat_ctx prints */
 }
 
 /* Sweep over the number of processes for a ring or a chain.  The limits end the curve:
@@ -284,6 +365,14 @@ static int run_sweep(struct om_ctx *ctx, int chain)
     long long ns[OM_MAX_LIST];
     int count = om_list(ctx, "n", ns);
     char why[256];
+    size_t bytes = chain ? 0 : (size_t)om_int(ctx, "size");
+    struct path_and_self r = {.self = {-1, -1}};
+    if (bytes) {
+        if (pipe(r.self))
+            return om_fail(ctx, "pipe: %s", strerror(errno));
+        om_note(ctx, "timing", "every process sums its own %zu bytes while it holds the "
+                "token; sum_self: the same in one process, measured after each batch", bytes);
+    }
     om_raise_limit(RLIMIT_NOFILE); /* the curve ends at the hard limits, not the soft ones */
 #ifdef RLIMIT_NPROC
     om_raise_limit(RLIMIT_NPROC);
@@ -295,22 +384,31 @@ static int run_sweep(struct om_ctx *ctx, int chain)
             om_note(ctx, "curve_end", "stopped before n=%lld: %s", ns[k], why);
             break;
         }
-        struct token_path t;
-        rc = chain ? build_chain(ctx, (int)ns[k], &t) : build_ring(ctx, (int)ns[k], &t);
-        if (rc) {
-            teardown(&t);
-            return rc;
+        struct token_path *t = &r.t;
+        rc = chain ? build_chain(ctx, (int)ns[k], t) : build_ring(ctx, (int)ns[k], bytes, t);
+        if (rc == OM_OK) {
+            char label[32];
+            snprintf(label, sizeof label, "n=%lld", ns[k]);
+            struct om_measure m = {.metric = "per_switch", .x = ns[k], .scale = 1.0 / t->hops,
+                                   .label = label};
+            if (bytes) {
+                r.self_iters = om_calibrate(ctx, loop_sum_self, &r,
+                                            (double)om_int(ctx, "batch_ms"));
+                m.also[0] = "sum_self";
+                m.also[1] = "switch_minus_self";
+                m.also_fn = with_sum_self;
+            }
+            rc = om_measure_batches(ctx, loop_path, &r, &m);
         }
-        char label[32];
-        snprintf(label, sizeof label, "n=%lld", ns[k]);
-        struct om_measure m = {.metric = "per_switch", .x = ns[k], .scale = 1.0 / t.hops,
-                               .label = label};
-        rc = om_measure_batches(ctx, loop_token, &t, &m);
-        teardown(&t);
+        teardown(t);
         if (rc)
-            return rc;
+            break;
     }
-    return OM_OK;
+    if (bytes) {
+        close(r.self[0]);
+        close(r.self[1]);
+    }
+    return rc;
 }
 
 static int run_ring(struct om_ctx *ctx) { return run_sweep(ctx, 0); }
@@ -338,10 +436,18 @@ const struct om_bench om_family_ctx[] = {
      "LB96 §5", "quick,full,lb96", {0.24, 0.067, 0.01}, run_self, {OM_BATCH_PARAMS},
      {{"latency", "ns", "lower", OM_POINT, NULL, "write+read of one byte"}}},
     {"ctx.pipe_ring", "token round-robin through a ring of N processes, per switch",
-     "LB96 §5 Fig 1", "quick,full,lb96", {8.0, 0.47, 0.064}, run_ring,
-     {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM(STUDY_NS, "2,8,32,128", "2,4")},
+     "LB96 §5 Fig 1; lmbench lat_ctx", "quick,full,lb96", {8.0, 0.47, 0.064}, run_ring,
+     {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM(STUDY_NS, "2,8,32,128", "2,4"),
+      {"size", OM_INT, "0", NULL, NULL, 0, 1 << 20, NULL,
+       "bytes of a private array each process (the parent too) sums while it holds the "
+       "token: lmbench lat_ctx -s (in KB there); 0 = none"}},
      {{"per_switch", "ns", "lower", OM_SWEEP, "processes", "time per token hop (pipe cost "
-                                                           "included)"}}},
+                                                           "included; the sum too)"},
+      {"sum_self", "ns", "lower", OM_SWEEP, "processes",
+       "size > 0: a byte through a pipe and back plus one sum, in one process (lmbench's "
+       "overhead), after each batch"},
+      {"switch_minus_self", "ns", "lower", OM_SWEEP, "processes",
+       "size > 0: per_switch - sum_self, the figure lmbench lat_ctx prints"}}},
     {"ctx.pipe_chain_lifo", "token passed LIFO back and forth along a chain of N processes",
      "LB96 §5 Fig 1", "full,lb96", {10.0, 0.26, 0.038}, run_chain,
      {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM(STUDY_NS, "2,8,32,128", "2,4")},

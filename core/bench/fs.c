@@ -200,6 +200,134 @@ static int run_crtdel(struct om_ctx *ctx)
     return rc;
 }
 
+/* ---- fs.crtdel.batch: lmbench lat_fs ------------------------------------------------- */
+
+/* lat_fs.c: create N files of a size (creat, write, close), then delete all N, each pass
+ * timed per file; at most per_dir files in a directory (lmbench's -n, 100).  Every pass
+ * works in new directories, made beforehand and removed afterwards, untimed: lmbench
+ * makes a new tree for each timed interval, so no name was there before. */
+struct crtdel_batch {
+    char dir[PATH_MAX];
+    char *buf;
+    size_t size;
+    long long files, per_dir;
+    int pass;    /* the tree of this pass is dir/pass/ */
+    int created; /* the files of this pass exist */
+    struct om_fault fault;
+};
+
+static void batch_name(const struct crtdel_batch *b, long long i, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%d/%lld/%lld", b->dir, b->pass, i / b->per_dir, i);
+}
+
+/* The pass's directory (d = -1) or its d-th subdirectory. */
+static void batch_dir(const struct crtdel_batch *b, long long d, char *out, size_t len)
+{
+    if (d < 0)
+        snprintf(out, len, "%s/%d", b->dir, b->pass);
+    else
+        snprintf(out, len, "%s/%d/%lld", b->dir, b->pass, d);
+}
+
+static void delete_all(struct crtdel_batch *b)
+{
+    char name[PATH_MAX + 64];
+    for (long long i = 0; i < b->files; i++) {
+        batch_name(b, i, name, sizeof name);
+        if (unlink(name) && !om_faulted(&b->fault))
+            om_record_fault(&b->fault, errno, "unlink");
+    }
+    b->created = 0;
+}
+
+/* The timed create pass (iters = files); a pass left over from the warm-up is deleted
+ * first, untimed (before). */
+static uint64_t loop_create_all(void *arg, uint64_t iters)
+{
+    struct crtdel_batch *b = arg;
+    char name[PATH_MAX + 64];
+    for (uint64_t i = 0; i < iters && !om_faulted(&b->fault); i++) {
+        batch_name(b, (long long)i, name, sizeof name);
+        int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+        if (fd < 0) { om_record_fault(&b->fault, errno, "create"); break; }
+        if (b->size && om_write_full(fd, b->buf, b->size)) om_record_fault(&b->fault, errno, "write");
+        if (close(fd)) om_record_fault(&b->fault, errno, "close");
+    }
+    b->created = 1;
+    return iters;
+}
+
+/* A new tree for the next pass (mkdir), or the last one removed (rmdir). */
+static void batch_tree(struct crtdel_batch *b, int make)
+{
+    char name[PATH_MAX + 64];
+    long long dirs = (b->files + b->per_dir - 1) / b->per_dir;
+    for (long long d = make ? -1 : dirs - 1; make ? d < dirs : d >= -1; d += make ? 1 : -1) {
+        batch_dir(b, d, name, sizeof name);
+        if ((make ? mkdir(name, 0700) : rmdir(name)) && !om_faulted(&b->fault))
+            om_record_fault(&b->fault, errno, make ? "mkdir" : "rmdir");
+    }
+}
+
+static void next_pass(struct crtdel_batch *b)
+{
+    if (b->created)
+        delete_all(b); /* the warm-up's files */
+    batch_tree(b, 0);
+    b->pass++;
+    batch_tree(b, 1);
+}
+
+static void before_create(void *arg) { next_pass(arg); }
+
+/* After each create pass: the delete pass, timed here, per file. */
+static void with_delete_all(void *arg, double create_ns, uint64_t iters, double *values)
+{
+    struct crtdel_batch *b = arg;
+    (void)create_ns;
+    uint64_t t0 = om_now_ns();
+    delete_all(b);
+    values[0] = ((double)(om_now_ns() - t0) - om_timer_overhead_ns()) / (double)iters / 1e3;
+}
+
+static int run_crtdel_batch(struct om_ctx *ctx)
+{
+    long long sizes[OM_MAX_LIST];
+    int n = om_list(ctx, "sizes", sizes);
+    struct crtdel_batch b = {.files = om_int(ctx, "files"), .per_dir = om_int(ctx, "per_dir")};
+    long long biggest = 0;
+    for (int i = 0; i < n; i++)
+        biggest = sizes[i] > biggest ? sizes[i] : biggest;
+    int rc = fs_workdir(ctx, biggest * b.files, b.dir, sizeof b.dir);
+    if (rc)
+        return rc;
+    if (!(b.buf = calloc(1, biggest ? (size_t)biggest : 1)))
+        return om_fail(ctx, "out of memory for a %lld-byte buffer", biggest);
+    om_note(ctx, "method", "%lld files, at most %lld to a directory (lmbench lat_fs -n), in "
+            "new directories each pass; create = creat+write+close, delete = unlink, each "
+            "pass timed per file",
+            b.files, b.per_dir);
+    for (int i = 0; i < n && rc == OM_OK; i++) {
+        b.size = (size_t)sizes[i];
+        char what[PATH_MAX + 128], label[64];
+        snprintf(what, sizeof what, "%lld files of %zu bytes in %s", b.files, b.size, b.dir);
+        snprintf(label, sizeof label, "create %lld bytes", sizes[i]);
+        struct om_measure m = {.metric = "create", .x = sizes[i], .scale = 1e-3 /* us */,
+                               .iters = (uint64_t)b.files, .fault = &b.fault, .what = what,
+                               .label = label, .before = before_create,
+                               .also = {"delete"}, .also_fn = with_delete_all};
+        batch_tree(&b, 1);
+        rc = om_measure_batches(ctx, loop_create_all, &b, &m);
+        if (b.created)
+            delete_all(&b);
+        batch_tree(&b, 0);
+        b.pass++;
+    }
+    free(b.buf);
+    return rc;
+}
+
 /* ---- bonnie ------------------------------------------------------------------------- */
 
 enum bonnie_phase { B_WRITE, B_REWRITE, B_READ, B_SEEK };
@@ -859,6 +987,20 @@ const struct om_bench om_family_fs[] = {
      {{"sequence", "ms", "lower", OM_SWEEP, "bytes", "one create-use-delete sequence"},
       {"sequence_fsync", "ms", "lower", OM_SWEEP, "bytes",
        "the same with fsync() before the first close (durable data)"}}},
+    {"fs.crtdel.batch", "create N files of a size, then delete them all (lmbench lat_fs)",
+     "lmbench lat_fs", "full", {5.6, 3.1, 0.18}, run_crtdel_batch,
+     {FS_DIR_PARAM,
+      {"sizes", OM_LIST, "0,1k,4k,10k", NULL, "0,10k", 0, 1 << 20, NULL,
+       "bytes written to each file (lmbench lat_fs: 0, 1, 4 and 10 KB)"},
+      {"files", OM_INT, "1000", NULL, "100", 1, 1000000, NULL,
+       "files created in each pass, then deleted (lmbench calibrates its count to time)"},
+      {"per_dir", OM_INT, "100", NULL, NULL, 1, 1000000, NULL,
+       "files to a directory, the directories made beforehand (lmbench lat_fs -n: 100)"},
+      {"samples", OM_INT, "5", "3", "2", 1, 1000, NULL,
+       "create and delete passes timed; each is one sample"}},
+     {{"create", "us", "lower", OM_SWEEP, "bytes", "creat+write+close of one of N new files"},
+      {"delete", "us", "lower", OM_SWEEP, "bytes", "unlink of one of the N, after all were "
+                                                   "created"}}},
     {"fs.bonnie.write", "bonnie sequential write: per character (putc) and by block",
      "LB96 §7.1 Fig 10", "quick,full,lb96", {20.0, 0.58, 0.047}, run_bonnie_write, {BONNIE_PARAMS},
      {BONNIE_BW("per_char", "putc() of every byte"), BONNIE_BW("block", "write() of blocks")}},
