@@ -87,6 +87,19 @@ def test_noise_command_stores_a_profile_that_compare_uses(tmp_path, capsys):
     assert cli.main(["--db", db, "compare", "n00", "cand", "--no-history", "--noise",
                      "quiet"]) == 2
     capsys.readouterr()
+    # The report learns it as compare does, so the two say the same (they did not).
+    page = tmp_path / "r.html"
+    assert cli.main(["--db", db, "report", "n00", "cand", "-o", str(page)]) == 0
+    assert "Between-run noise from profile history of sim (5 runs)" in page.read_text()
+    assert cli.main(["--db", db, "report", "n00", "cand", "-o", str(page), "--noise",
+                     "quiet"]) == 0
+    assert "from profile quiet (6 runs)" in page.read_text()
+    assert cli.main(["--db", db, "report", "n00", "cand", "-o", str(page),
+                     "--no-history"]) == 0
+    assert "Between-run noise is not accounted for" in page.read_text()
+    assert cli.main(["--db", db, "report", "n00", "cand", "-o", str(page), "--no-history",
+                     "--noise", "quiet"]) == 2
+    capsys.readouterr()
     # Bad input: one line, exit 2, nothing stored.
     for argv, words in ((["noise", "n00"], "at least two runs"),
                         (["noise", "n00", "cand"], "--name"),

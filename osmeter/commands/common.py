@@ -6,6 +6,7 @@ import re
 import sys
 
 from .. import exchange, selection, text
+from .. import noise as noisemod
 from ..model import Run
 from ..store import Store
 
@@ -161,3 +162,25 @@ def load_runs(refs: list[str], baseline: str | None, db,
         if r.id == base.id:
             return runs, i
     return [base] + runs, 0
+
+
+def add_noise_options(s) -> None:
+    """--noise and --no-history, for every command that compares runs."""
+    s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
+                   "(osmeter noise) to include in intervals, verdicts, indices and the gate; "
+                   "without it, runs of one host learn it from the store's other runs of "
+                   "that host (%d or more)" % noisemod.HISTORY_MIN_RUNS)
+    s.add_argument("--no-history", action="store_true", help="do not learn between-run "
+                   "noise from the store's history: the verdicts are about these runs")
+
+
+def noise_profile(args, runs: list):
+    """The profile --noise names, else one learned from the store's history of the runs'
+    host (None with --no-history, for one run, or without enough history).  Raises
+    UsageError for both options at once, NoiseError for a profile that cannot be read."""
+    if args.noise and args.no_history:
+        raise UsageError("--no-history and --noise exclude each other")
+    profile = noisemod.load(args.noise, args.db) if args.noise else None
+    if profile is None and not args.no_history and len(runs) > 1:
+        profile = noisemod.from_history(runs, args.db)
+    return profile

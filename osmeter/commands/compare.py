@@ -20,7 +20,7 @@ from .. import significance as sig
 from .. import studies
 from .. import writes
 from ..width import fit_lines, terminal_width
-from .common import add_where, fail, load_runs
+from .common import add_noise_options, add_where, fail, load_runs, noise_profile
 
 
 def register(subparsers) -> None:
@@ -63,12 +63,7 @@ def register(subparsers) -> None:
                    "--fail-on-slower: results matching GLOB ('syscall.*', 'mem.copy "
                    "bandwidth') must be decided; one noisier than PCT makes the gate "
                    "undecided (exit %d; repeatable)" % gatemod.EXIT_UNDECIDED)
-    s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
-                   "(osmeter noise) to include in intervals, verdicts, indices and the gate; "
-                   "without it, runs of one host learn it from the store's other runs of "
-                   "that host (%d or more)" % noisemod.HISTORY_MIN_RUNS)
-    s.add_argument("--no-history", action="store_true", help="do not learn between-run "
-                   "noise from the store's history: the verdicts are about these runs")
+    add_noise_options(s)
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
     s.add_argument("--alpha", type=float, default=sig.ALPHA,
@@ -132,9 +127,7 @@ def handle(args) -> int:
     if args.fail_on_slower is not None and len(runs) < 2:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
-        profile = noisemod.load(args.noise, args.db) if args.noise else None
-        if profile is None and not args.no_history and len(runs) > 1:
-            profile = noisemod.from_history(runs, args.db)
+        profile = noise_profile(args, runs)
         cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile,
                              args.margin / 100.0)
     except (cmpmod.CompareError, noisemod.NoiseError) as e:

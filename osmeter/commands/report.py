@@ -5,8 +5,9 @@ import sys
 
 from .. import compare as cmpmod
 from .. import fleet as fleetmod
+from .. import noise as noisemod
 from .. import studies
-from .common import add_where, fail, load_runs
+from .common import add_noise_options, add_where, fail, load_runs, noise_profile
 from .fleet import add_fleet_options
 
 TITLE = "osmeter report"
@@ -35,6 +36,7 @@ def register(subparsers) -> None:
                    "(%s; repeatable); all: the replication report of all five, a summary "
                    "of what still holds first (as osmeter replicate --no-run)"
                    % ", ".join(studies.IDS))
+    add_noise_options(s)
     s.add_argument("--title", default=TITLE, help="page title")
     s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
                    "in every plot, outliers named) for fewer than %d runs too; it is the "
@@ -45,13 +47,14 @@ def register(subparsers) -> None:
 
 def write(runs: list, path: str, baseline: int = 0, references: bool = False,
           figures_dir: str | None = None, png: bool = False, title: str = TITLE,
-          study_ids: list = ()) -> list:
+          study_ids: list = (), noise=None) -> list:
     """Compare the runs and write the HTML report (and the figures); the figures' names.
 
     Raises CompareError for runs that cannot be compared, OSError and RasterError when
-    something cannot be written.  Also used by `osmeter run --report`."""
+    something cannot be written.  Also used by `osmeter run --report`.  `noise`: the
+    between-run noise profile (osmeter.noise), as compare's, so that the two agree."""
     from ..report import html
-    cmp = cmpmod.compare(runs, baseline)
+    cmp = cmpmod.compare(runs, baseline, noise=noise)
     views = [studies.build(i, cmp) for i in study_ids]
     figures = html.write(cmp, path, references, figures_dir, title, views)
     if png:
@@ -74,8 +77,8 @@ def handle(args) -> int:
         return write_fleet(args, runs)
     try:
         figures = write(runs, args.output, base, args.references, args.figures, args.png,
-                        args.title, args.study or [])
-    except cmpmod.CompareError as e:
+                        args.title, args.study or [], noise_profile(args, runs))
+    except (cmpmod.CompareError, noisemod.NoiseError) as e:
         return fail(str(e))
     except OSError as e:
         return fail("cannot write the report: %s" % e)
@@ -91,9 +94,9 @@ def handle(args) -> int:
 def write_fleet(args, runs) -> int:
     """The fleet report of the runs (report/fleet.py)."""
     from ..report import fleet as fleet_report
-    if args.png or args.references or args.study:
-        return fail("--png, --references and --study belong to the comparison report, not "
-                    "the fleet report (%d runs)" % len(runs))
+    if args.png or args.references or args.study or args.noise:
+        return fail("--png, --references, --study and --noise belong to the comparison "
+                    "report, not the fleet report (%d runs)" % len(runs))
     try:
         fleet = fleetmod.analyse(runs, args.by, args.bench)
         title = args.title if args.title != TITLE else "osmeter fleet report"
