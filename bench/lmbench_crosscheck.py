@@ -253,6 +253,17 @@ def load():
         " ".join("%.2f" % v for v in os.getloadavg()), os.cpu_count())
 
 
+def others_now() -> str:
+    """Whether other processes are busy, as osmeter's monitor judges it before a run
+    (their CPU time over one second, not the load average, which trails by minutes)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from osmeter import monitor
+    env = monitor.before_run()
+    if not env["others_before"] and not env["busy_before"]:
+        return "others quiet (monitor: no other process busy in the second before)"
+    return "others busy: %s -- not quiet-machine figures" % "; ".join(env["warnings"])
+
+
 def print_row(name, kind, a, b, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
     ratio = b / a
@@ -330,7 +341,7 @@ def main():
             shutil.copy(os.path.join(bindir, "hello"), "/tmp/hello")
             placed_hello = True
         lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch)
-        print("before: " + load() + "  -- a loaded machine: not quiet-machine figures")
+        print("before: %s; %s" % (load(), others_now()))
         print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
                                                 "ratio", "±10%", "like for like? / why"))
         try:
