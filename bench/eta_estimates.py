@@ -3,7 +3,7 @@
 estimates the core declares (`est` in core/bench/*.c) and the first ETA of a run.
 
     python3 bench/eta_estimates.py [--presets smoke,quick,default] [--max-default S] [ID ...]
-    python3 bench/eta_estimates.py --from DB [--from DB ...] [--write]
+    python3 bench/eta_estimates.py --from DB [--from DB ...] [--label GLOB ...] [--write]
 
 Runs every benchmark once per preset through the front-end's own invocation (one core
 process, as a repetition of a run is), prints a table with the current estimate beside
@@ -23,6 +23,7 @@ measured keep theirs).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import glob
 import os
 import re
@@ -43,13 +44,17 @@ def measure(bench: str, preset: str) -> tuple[float, str]:
     return time.monotonic() - t0, inv.status
 
 
-def stored(paths: list[str]) -> dict:
-    """{(bench, preset): [seconds of every repetition]} from the runs in these stores."""
+def stored(paths: list[str], labels: list | None = None) -> dict:
+    """{(bench, preset): [seconds of every repetition]} from the runs in these stores
+    (those whose label matches one of the globs `labels`, if given)."""
     from osmeter.store import Store
     found: dict = {}
     for path in paths:
         with Store(path, readonly=True) as store:
             for ref in store.list_runs():
+                if labels and not any(fnmatch.fnmatchcase(ref.get("label") or "", g)
+                                      for g in labels):
+                    continue
                 run = store.load_run(ref["id"])
                 steps = ((run.environment or {}).get("timing") or {}).get("steps") or {}
                 preset = ("smoke" if run.smoke else "quick" if run.suite == "quick"
@@ -66,14 +71,16 @@ def write_estimates(values: dict) -> list[str]:
     returns the ids whose initialiser was not found in the form {"id", ... {a, b, c}."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "core", "bench")
     missing = set(values)
+    entry = re.compile(r'\n\s*\{"[a-z0-9_]+\.[a-z0-9_.]+",')   # the next benchmark
     triple = re.compile(r"\{\s*([0-9.eE+-]+)\s*,\s*([0-9.eE+-]+)\s*,\s*([0-9.eE+-]+)\s*\}")
     for path in sorted(glob.glob(os.path.join(root, "*.c"))):
         text = open(path, encoding="utf-8").read()
         for bench in sorted(missing):
             start = text.find('{"%s",' % bench)
             m = triple.search(text, start) if start >= 0 else None
-            if m is None:
-                continue
+            following = entry.search(text, start + 1) if start >= 0 else None
+            if m is None or (following and following.start() < m.start()):
+                continue                 # its initialiser is not written out (a macro)
             new = "{%s}" % ", ".join("%.2g" % v for v in values[bench])
             text = text[:m.start()] + new + text[m.end():]
             missing.discard(bench)
@@ -82,8 +89,8 @@ def write_estimates(values: dict) -> list[str]:
     return sorted(missing)
 
 
-def from_stores(catalog, paths: list[str], write: bool) -> int:
-    found = stored(paths)
+def from_stores(catalog, paths: list[str], write: bool, labels: list) -> int:
+    found = stored(paths, labels)
     print("%-26s %-8s %10s %10s %6s  %s" % ("benchmark", "preset", "declared", "measured",
                                             "ratio", "repetitions"))
     values = {}
@@ -112,12 +119,14 @@ def main() -> int:
     ap.add_argument("--max-default", type=float, default=30.0)
     ap.add_argument("--from", dest="stores", action="append", default=[],
                     help="a results store: the repetition times of its runs")
+    ap.add_argument("--label", action="append", default=[], help="with --from: only the "
+                    "runs whose label matches this glob (repeatable)")
     ap.add_argument("--write", action="store_true",
                     help="with --from: put the measured estimates into core/bench/*.c")
     args = ap.parse_args()
     catalog = Catalog()
     if args.stores:
-        return from_stores(catalog, args.stores, args.write)
+        return from_stores(catalog, args.stores, args.write, args.label)
     ids = args.ids or [b["id"] for b in catalog.benches if b["suites"]]
     presets = args.presets.split(",")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -44,18 +44,36 @@ def test_the_first_short_benchmarks_do_not_swing_a_long_run():
     """A 0.1-s benchmark that took 1 s (process start-up) moves a 10-minute estimate by
     a few percent, not tenfold; a whole family that took 20 times its estimate moves
     the rest of that family, not the other families."""
-    c = _catalog({"proc.a": 0.1, "ub.loop": 300, "ub.other": 300,
+    c = _catalog({"proc.a": 0.1, "fs.loop": 300, "fs.other": 300,
                   "mem.a": 1, "mem.b": 1, "mem.c": 1, "syscall.x": 10})
-    names = ["proc.a", "ub.loop", "ub.other", "mem.a", "mem.b", "mem.c", "syscall.x"]
+    names = ["proc.a", "fs.loop", "fs.other", "mem.a", "mem.b", "mem.c", "syscall.x"]
     items = [plan.PlanItem(b) for b in names]
     first = eta.first_estimate(c, items, 1)
     left = eta.remaining_seconds(c, items, 0, items[1], 1, 1, {"proc.a": [1.0]})
     assert left / first == pytest.approx(1, abs=0.05)
-    took = {"proc.a": [0.1], "ub.loop": [300.0], "ub.other": [300.0], "mem.a": [20.0]}
+    took = {"proc.a": [0.1], "fs.loop": [300.0], "fs.other": [300.0], "mem.a": [20.0]}
     machine, by_family = eta.scales(c, items, took)
     assert machine == pytest.approx(1, abs=0.1) and by_family["mem"] > 10
     left = eta.remaining_seconds(c, items, 0, items[4], 1, 1, took)
     assert left == pytest.approx(2 * by_family["mem"] + 10 * machine)
+
+
+def test_clock_paced_benchmarks_neither_set_the_scale_nor_take_it():
+    """UnixBench's loops and the players take what a clock says, however fast the
+    machine: a run whose other benchmarks took half their estimate still expects the
+    91-s playback to take 91 s (the full suite's ETA was 55% short at half-way), and a
+    UnixBench loop that took its time says nothing about the others."""
+    c = _catalog({"app.convert": 10, "app.cpu.audio_play": 91, "ub.pipe": 50,
+                  "fs.a": 10, "fs.b": 10})
+    items = [plan.PlanItem(b) for b in ("app.convert", "fs.a", "app.cpu.audio_play",
+                                        "ub.pipe", "fs.b")]
+    took = {"app.convert": [5.0], "fs.a": [5.0]}
+    left = eta.remaining_seconds(c, items, 0, items[2], 1, 1, took)
+    machine, by_family = eta.scales(c, items, took)
+    assert machine < 0.8 and by_family["app"] < 0.8 and by_family["fs"] < 0.8
+    assert left == pytest.approx(91 + 50 + 10 * by_family["fs"])
+    took = {"ub.pipe": [500.0]}            # ten times its estimate: no scale from it
+    assert eta.scales(c, items, took) == (1.0, {})
 
 
 def test_the_countdown_moves_within_an_item(monkeypatch):

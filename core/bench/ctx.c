@@ -423,7 +423,7 @@ static int run_chain(struct om_ctx *ctx) { return run_sweep(ctx, 1); }
 
 const struct om_bench om_family_ctx[] = {
     {"ctx.pipe_pingpong", "1-byte token between 2 processes over pipes (context switch)",
-     "O90 T3; LB96 §5; MG05 T1", "quick,full,o90,lb96,mg05,cc06", {0.35, 0.12, 0.027}, run_pingpong,
+     "O90 T3; LB96 §5; MG05 T1", "quick,full,o90,lb96,mg05,cc06", {0.42, 0.12, 0.027}, run_pingpong,
      {OM_BATCH_PARAMS, OM_PIN_PARAM},
      {{"round_trip", "ns", "lower", OM_POINT, NULL,
        "write+read there and back: 2 switches, 2 writes, 2 reads"},
@@ -433,10 +433,10 @@ const struct om_bench om_family_ctx[] = {
       {"switch_minus_pipe", "ns", "lower", OM_POINT, NULL,
        "estimated switch alone: (round trip - 2 x pipe_self) / 2"}}},
     {"ctx.pipe_self", "a byte through a pipe back to the same process (pipe overhead)",
-     "LB96 §5", "quick,full,lb96", {0.24, 0.067, 0.01}, run_self, {OM_BATCH_PARAMS},
+     "LB96 §5", "quick,full,lb96", {0.25, 0.067, 0.01}, run_self, {OM_BATCH_PARAMS},
      {{"latency", "ns", "lower", OM_POINT, NULL, "write+read of one byte"}}},
     {"ctx.pipe_ring", "token round-robin through a ring of N processes, per switch",
-     "LB96 §5 Fig 1; lmbench lat_ctx", "quick,full,lb96", {8.0, 0.47, 0.064}, run_ring,
+     "LB96 §5 Fig 1; lmbench lat_ctx", "quick,full,lb96", {4.6, 0.3, 0.064}, run_ring,
      {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM(STUDY_NS, "2,8,32,128", "2,4"),
       {"size", OM_INT, "0", NULL, NULL, 0, 1 << 20, NULL,
        "bytes of a private array each process (the parent too) sums while it holds the "
@@ -449,7 +449,7 @@ const struct om_bench om_family_ctx[] = {
       {"switch_minus_self", "ns", "lower", OM_SWEEP, "processes",
        "size > 0: per_switch - sum_self, the figure lmbench lat_ctx prints"}}},
     {"ctx.pipe_chain_lifo", "token passed LIFO back and forth along a chain of N processes",
-     "LB96 §5 Fig 1", "full,lb96", {10.0, 0.26, 0.038}, run_chain,
+     "LB96 §5 Fig 1", "full,lb96", {5.4, 0.26, 0.038}, run_chain,
      {OM_BATCH_PARAMS, OM_PIN_PARAM, N_PARAM(STUDY_NS, "2,8,32,128", "2,4")},
      {{"per_switch", "ns", "lower", OM_SWEEP, "processes", "time per token hop (pipe cost "
                                                            "included)"}}},

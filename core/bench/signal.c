@@ -88,7 +88,7 @@ static int run_signal(struct om_ctx *ctx)
 
 const struct om_bench om_family_signal[] = {
     {"lat.signal", "signal handler installation (sigaction) and delivery to a handler",
-     "CC06 T4; lmbench lat_sig", "quick,full,cc06", {0.66, 0.18, 0.023},
+     "CC06 T4; lmbench lat_sig", "quick,full,cc06", {0.65, 0.18, 0.023},
      run_signal, {OM_BATCH_PARAMS},
      {{"install", "ns", "lower", OM_POINT, NULL, "one sigaction() call"},
       {"catch", "ns", "lower", OM_POINT, NULL,
