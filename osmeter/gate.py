@@ -119,7 +119,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
                 undecided_fails=undecided_fails, gate_on=list(gate_on or []))
-    judged = []                          # (GateRow, Verdict, Slowdown, between, row)
+    judged = []                          # (GateRow, Slowdown, between-run noise, row)
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
