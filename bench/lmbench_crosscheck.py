@@ -91,6 +91,13 @@ def lat_fs_per_file(kb, column):  # column 1: creates/s, 2: deletes/s -> ns per 
 EXT4_CREATE = ("ext4 without a journal skips, in every create, each inode deleted in the "
                "last minute (find_inode_bit -> recently_deleted): the time grows with the "
                "files anyone deleted just before")
+# lat_fs deletes as many files per timed pass as ENOUGH allows: tens of thousands (0.1 s
+# at 3-6 us).  A delete costs more the more files a pass deletes (the dentries and inodes
+# it walks stop fitting the caches): osmeter's default of 1000 files gave 0.76 and 0.87 of
+# lmbench's figures on ext4, 20000 gave 1.01 and 1.00 (and on tmpfs 1.5 us at 100 files,
+# 3.0 at 40000, against lmbench's 2.9).
+DELETE_FILES = "20000"
+DELETE_COUNT = "osmeter deletes 20000 files per pass, as many as lmbench's calibration"
 
 PAIRS = [
     ("null syscall", "lat", ["lat_syscall", "null"], micro, "syscall.getppid", {}, "latency",
@@ -165,11 +172,13 @@ PAIRS = [
     ("lat_fs 0K create", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 1),
      "fs.crtdel.batch", {"sizes": "0"}, "create", 0, "same", None, EXT4_CREATE),
     ("lat_fs 0K delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 2),
-     "fs.crtdel.batch", {"sizes": "0"}, "delete", 0, "same", None, ""),
+     "fs.crtdel.batch", {"sizes": "0", "files": DELETE_FILES}, "delete", 0, "same", None,
+     DELETE_COUNT),
     ("lat_fs 10K create", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 1),
      "fs.crtdel.batch", {"sizes": "10k"}, "create", 10240, "same", None, EXT4_CREATE),
     ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 2),
-     "fs.crtdel.batch", {"sizes": "10k"}, "delete", 10240, "same", None, ""),
+     "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES}, "delete", 10240, "same",
+     None, DELETE_COUNT),
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
