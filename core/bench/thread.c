@@ -1135,13 +1135,13 @@ const struct om_bench om_family_thread[] = {
        "one hand-off: master sets + broadcasts until a worker has cleared it and signalled"}}},
     PINGPONG("thread.pingpong.e1",
              "Sun's ping-pong, experiment 1: 1 game, 2 players, 1000000 iterations, "
-             "default stack", "1", "1000000", "100000", "1", "1000", "0", 4.0, 0.4, 0.012),
+             "default stack", "1", "1000000", "100000", "1", "1000", "0", 2.4, 0.24, 0.012),
     PINGPONG("thread.pingpong.e2",
              "Sun's ping-pong, experiment 2: 4 games, 8 players, 1000000 iterations, "
-             "default stack", "4", "1000000", "25000", "4", "250", "0", 23.0, 0.58, 0.016),
+             "default stack", "4", "1000000", "25000", "4", "250", "0", 14.0, 0.37, 0.016),
     PINGPONG("thread.pingpong.e3",
              "Sun's ping-pong, experiment 3: 500 games, 1000 players, 100 iterations, "
-             "32 KB stacks", "500", "100", "100", "500", "5", "32768", 0.88, 0.88, 0.1),
+             "32 KB stacks", "500", "100", "100", "500", "5", "32768", 0.32, 0.33, 0.1),
     {"thread.ctx.pipe",
      "1-byte token between 2 threads over pipes (thread counterpart of ctx.pipe_pingpong)",
      "osmeter", "quick,full", {0.22, 0.067, 0.025},
