@@ -164,7 +164,8 @@ def estimate(runs: list[Run], name: str) -> Profile:
     by_key: dict[tuple, list] = {}
     for i, run in enumerate(runs):
         for res in run.results:
-            if res.status == "ok" and res.samples and res.shape in ("point", "sweep"):
+            if res.status == "ok" and res.samples and res.shape in ("point", "sweep",
+                                                                    "scatter"):
                 by_key.setdefault(res.key, [None] * len(runs))[i] = res
     comps: dict[str, Component] = {}
     metric_rows: dict[tuple, list[tuple]] = {}
@@ -179,7 +180,9 @@ def estimate(runs: list[Run], name: str) -> Profile:
         if c is not None:
             c.params = _meaning(present[0].params)
             comps[row_key(bench, metric, x)] = c
-        if all(r is not None for r in results):
+        # A scalability scatter is a row of its own (compare tests its repetitions'
+        # medians), not part of the indices' metrics.
+        if all(r is not None for r in results) and present[0].shape != "scatter":
             metric_rows.setdefault((bench, metric), []).append(results)
     # Metrics and indices: only what every run measured.
     levels: dict[tuple, list[list[float]]] = {}

@@ -42,6 +42,32 @@ def test_estimate_recovers_the_between_run_spread():
     assert p.row("syscall.r0", "latency", None, {"size": "64"}) is None
 
 
+def test_a_scalability_scatter_has_its_between_run_part_too():
+    """scale.mmap_touch's level moved by 20% between quiet runs of one machine (two
+    states: 940-980 ns and 1120-1200 ns), its repetitions within 3% inside a run: a
+    profile without scatter rows left it to the within-run test, which called it worse
+    and failed the gate on two unchanged runs; the profile covers it now."""
+    rng = random.Random(8)
+    runs = []
+    for i in range(8):
+        level = 1000.0 if i % 2 else 1200.0
+        samples = [Sample(rep, float(x), level * math.exp(rng.gauss(0, 0.02)))
+                   for rep in range(5) for x in range(0, 2560, 256)]
+        runs.append(Run(id="s%02d" % i, label="s", started="2026-11-26T00:%02d:00Z" % i,
+                        status="complete", sysinfo={"hostname": "sim"}, results=[
+                            Result(bench="scale.mmap_touch", metric="touch", unit="ns",
+                                   better="lower", shape="scatter", samples=samples,
+                                   params={"n": "2560"}, summary={})]))
+    p = noise.estimate(runs[:6], "history")
+    between = p.row("scale.mmap_touch", "touch", None, {"n": "2560"})
+    assert between is not None and between.var > 0.005
+    assert not any(k.startswith("index:") for k in p.components)   # not an index metric
+    cmp = compare.compare([runs[6], runs[7]])
+    assert cmp.rows[0].cells[1].verdict.word == "better"           # within-run alone
+    cmp = compare.compare([runs[6], runs[7]], noise=p)
+    assert cmp.rows[0].cells[1].verdict.word != "better"
+
+
 def test_profile_round_trip_and_bad_input():
     p = noise.estimate(runs_of_one_system(3, random.Random(1), 0.02), "q")
     again = noise.Profile.from_dict(json.loads(json.dumps(p.to_dict())))
