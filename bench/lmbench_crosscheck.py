@@ -39,6 +39,8 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+from osmeter import monitor  # noqa: E402
 CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
 TARGET = 0.10
 US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
@@ -265,8 +267,6 @@ def load():
 def others_now() -> str:
     """Whether other processes are busy, as osmeter's monitor judges it before a run
     (their CPU time over one second, not the load average, which trails by minutes)."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from osmeter import monitor
     env = monitor.before_run()
     if not env["others_before"] and not env["busy_before"]:
         return "others quiet (monitor: no other process busy in the second before)"

@@ -93,8 +93,6 @@ def check_options(args) -> str | None:
         return "--margin must be a positive percentage (got %s)" % args.margin
     if args.undecided_fails and args.fail_on_slower is None:
         return "--undecided-fails needs --fail-on-slower"
-    if args.noise and args.no_history:
-        return "--no-history and --noise exclude each other"
     if args.gate_on and args.fail_on_slower is None:
         return "--gate-on needs --fail-on-slower"
     if args.junit and args.fail_on_slower is None:
