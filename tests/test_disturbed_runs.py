@@ -2,7 +2,11 @@
 the quick sizes, run once on the machine as it is and once with a CPU hog pinned to the
 CPU osmeter measures on.
 
-* As it is: at most 10% of the rows are flagged (disturbed or imprecise).
+* As it is: at most 10% of the rows are flagged (disturbed or imprecise).  A row as
+  precise as its kind is flagged imprecise in 5% of runs by design, so one run of 31 rows
+  flags 4 or more (over 10%) in about 7% of runs: the claim is a rate, judged on two runs
+  (62 rows) by a one-sided binomial test at 1% (it fails at 13 or more, 21%; a rate of
+  33%, issue 25's, fails it in 99% of runs).
 * With the hog: at least 90% of the rows it disturbs (measurably slower than without
   it) are flagged disturbed, for "other processes".
 
@@ -40,6 +44,7 @@ REPETITIONS = 5
 QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
 WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
 SLOWER = 0.05             # a row the hog disturbs: slower by this and beyond its interval
+FLAG_RATE, FLAG_LEVEL = 0.10, 0.01   # the rate claimed at rest, and the test's level
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="per-CPU counts are read from /proc/stat (Linux)")
@@ -102,6 +107,15 @@ def count_line(doc) -> str:
     return flags.count_line([Result.from_dict(r) for r in doc["results"]])
 
 
+def most_flags(rows: int, rate: float = FLAG_RATE, level: float = FLAG_LEVEL) -> int:
+    """The most flagged rows of `rows` that a flag rate of `rate` explains: one more has
+    a binomial upper tail of at most `level`."""
+    def tail(k):
+        return sum(math.comb(rows, i) * rate ** i * (1 - rate) ** (rows - i)
+                   for i in range(k, rows + 1))
+    return next(k for k in range(rows + 1) if tail(k + 1) <= level)
+
+
 def start_hog(cpu: int, seconds: int) -> subprocess.Popen:
     """A busy loop pinned to `cpu`, ending by itself after `seconds` at the latest."""
     code = ("import os, time\nos.sched_setaffinity(0, {%d})\nend = time.monotonic() + %d\n"
@@ -111,12 +125,14 @@ def start_hog(cpu: int, seconds: int) -> subprocess.Popen:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The fixed set as the machine is, then with the hog on the measuring CPU."""
+    """The fixed set twice as the machine is, then with the hog on the measuring CPU."""
     tmp = tmp_path_factory.mktemp("disturbed")
     need_quiet("before the runs (the quietest %g s window)" % WINDOW_S, others_busy())
-    before = monitor.Snapshot.take()
-    quiet = measure(tmp, "quiet")
-    quiet["others_cpus"] = others_since(before)
+    quiet = []
+    for name in ("quiet", "quiet2"):
+        before = monitor.Snapshot.take()
+        quiet.append(measure(tmp, name))
+        quiet[-1]["others_cpus"] = others_since(before)
     cpu = max(os.sched_getaffinity(0))       # the core pins to the last CPU it may use
     hog = start_hog(cpu, 600)
     try:
@@ -128,22 +144,31 @@ def runs(tmp_path_factory):
     return quiet, hogged, cpu
 
 
+def test_most_flags_is_the_binomial_bound():
+    assert most_flags(31) == 7 and most_flags(62) == 12
+    assert most_flags(62, rate=0.05) < most_flags(62)
+
+
 def test_on_the_machine_as_it_is_at_most_10_percent_of_rows_are_flagged(runs):
     quiet, _, _ = runs
-    rows = measured(quiet)
-    bad = {k: [w["text"] if isinstance(w, dict) else w for w in r["warnings"]]
-           for k, r in rows.items() if standing(r)}
-    assert len(rows) >= 25
-    if len(bad) > 0.10 * len(rows):
+    rows, bad = 0, {}
+    for i, doc in enumerate(quiet):
+        measured_rows = measured(doc)
+        assert len(measured_rows) >= 25
+        rows += len(measured_rows)
+        bad.update({(i,) + k: [w["text"] if isinstance(w, dict) else w for w in r["warnings"]]
+                    for k, r in measured_rows.items() if standing(r)})
+        assert count_line(doc) in " ".join(doc["stdout"].split())
+    if len(bad) > most_flags(rows):
         # Too many: a fault, unless other processes were busy meanwhile after all.
-        need_quiet("during the run without the hog, which flagged %d of %d rows"
-                   % (len(bad), len(rows)), quiet["others_cpus"])
-    assert len(bad) <= 0.10 * len(rows), bad
-    assert count_line(quiet) in " ".join(quiet["stdout"].split())
+        need_quiet("during the runs without the hog, which flagged %d of %d rows"
+                   % (len(bad), rows), max(doc["others_cpus"] for doc in quiet))
+    assert len(bad) <= most_flags(rows), bad
 
 
 def test_a_hog_on_the_measuring_cpu_is_found_where_it_disturbs(runs):
     quiet, hogged, cpu = runs
+    quiet = quiet[0]
     # What the hog slowed down is told from the run without it: that must be undisturbed.
     need_quiet("during the run without the hog (what the hog's run is held against)",
                quiet["others_cpus"])
@@ -160,9 +185,12 @@ def test_a_hog_on_the_measuring_cpu_is_found_where_it_disturbs(runs):
             hm < min(edge, qm * (1 - SLOWER))
         if slower:
             disturbed.append(key)
-    # The hog shares a CPU with every pinned benchmark: at least the context switches,
-    # forks and thread hand-offs are slower (otherwise this test could not fail).
-    assert len(disturbed) >= 5, (disturbed, before, after)
+    # The hog shares a CPU with every pinned benchmark: at least the fork, the exec and a
+    # pipe within one process are slower (x1.8-4.6 here; otherwise this test could not
+    # fail).  How many more depends on where the scheduler puts unpinned partners, and on
+    # the baseline: ctx.pipe_pingpong's round trip, x7.7 with the hog, spread 29% at rest
+    # in one CI run, whose interval then held the hog's figure (4 rows disturbed).
+    assert len(disturbed) >= 3, (disturbed, before, after)
     found = [k for k in disturbed if any(
         flags.read(w).kind == flags.DISTURBED and flags.read(w).reason == flags.OTHER_PROCESSES
         for w in after[k]["warnings"])]
