@@ -2,6 +2,7 @@
 """Cross-check osmeter against lmbench 3, pair by pair, in one alternating run.
 
     python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--rounds N] [--only NAME,...] [--cpu N]
+                                        [--dir DIR]
 
 LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
 tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
@@ -20,7 +21,9 @@ LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core direc
 fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
 asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
 loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
-for bandwidths; the table gives the medians, osmeter/lmbench, and for a like-for-like
+for bandwidths (5 for the split-CPU pairs, whose placement varies more); the
+lat_fs pairs work in --dir (default: the scratch directory under $TMPDIR), whose file
+system the script names first; the table gives the medians, osmeter/lmbench, and for a like-for-like
 pair a verdict (within +-10%); every other pair says why it is not like for like, and
 the column "why" says what explains a ratio outside +-10% (the evidence, strace / perf /
 disassembly, is in the note of issue 30 and, for select, in --explain).
@@ -89,7 +92,7 @@ def lat_fs_per_file(kb, column):  # column 1: creates/s, 2: deletes/s -> ns per 
 
 
 # Measured on an ext4 without a journal (perf record of fs.crtdel.batch: 91% of its time);
-# see the note of issue 30 (issue-30-b.md)
+# see the note of issue 30 (issue-30-b.md).  Said only where --dir is such an ext4.
 EXT4_CREATE = ("ext4 without a journal skips, in every create, each inode deleted in the "
                "last minute (find_inode_bit -> recently_deleted): the time grows with the "
                "files anyone deleted just before")
@@ -166,20 +169,20 @@ PAIRS = [
      "lmbench: per page touched of a cached file, random order, where the kernel maps "
      "many pages per fault (fault-around, large folios); osmeter: the first touch of a "
      "fresh mapping among n", "here 8 minor faults per 2048 pages touched (getrusage)"),
-    ("lat_fs 0K create+delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_0k, "fs.crtdel",
-     {"sizes": "0", "fsync": "without"}, "sequence", 0, "same",
+    ("lat_fs 0K create+delete", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_0k, "fs.crtdel",
+     {"sizes": "0", "fsync": "without", "dir": "{fsdir}"}, "sequence", 0, "same",
      "lmbench creates 1000s of files then deletes them all; osmeter one create+write+close"
      "+unlink cycle", ""),
     # lat_fs calibrates its number of files to ENOUGH; osmeter creates `files` of them
-    ("lat_fs 0K create", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 1),
-     "fs.crtdel.batch", {"sizes": "0"}, "create", 0, "same", None, EXT4_CREATE),
-    ("lat_fs 0K delete", "lat", ["lat_fs", "-s", "0", "."], lat_fs_per_file(0, 2),
-     "fs.crtdel.batch", {"sizes": "0", "files": DELETE_FILES}, "delete", 0, "same", None,
+    ("lat_fs 0K create", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_per_file(0, 1),
+     "fs.crtdel.batch", {"sizes": "0", "dir": "{fsdir}"}, "create", 0, "same", None, EXT4_CREATE),
+    ("lat_fs 0K delete", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_per_file(0, 2),
+     "fs.crtdel.batch", {"sizes": "0", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete", 0, "same", None,
      DELETE_COUNT),
-    ("lat_fs 10K create", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 1),
-     "fs.crtdel.batch", {"sizes": "10k"}, "create", 10240, "same", None, EXT4_CREATE),
-    ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "."], lat_fs_per_file(10, 2),
-     "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES}, "delete", 10240, "same",
+    ("lat_fs 10K create", "lat", ["lat_fs", "-s", "10k", "{fsdir}"], lat_fs_per_file(10, 1),
+     "fs.crtdel.batch", {"sizes": "10k", "dir": "{fsdir}"}, "create", 10240, "same", None, EXT4_CREATE),
+    ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "{fsdir}"], lat_fs_per_file(10, 2),
+     "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete", 10240, "same",
      None, DELETE_COUNT),
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
@@ -212,23 +215,30 @@ UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "MB/s": 1.0, "Mb
 
 
 class Lmbench:
-    def __init__(self, bindir, cpu, enough_us, reps, scratch):
+    def __init__(self, bindir, cpu, enough_us, reps, scratch, fsdir):
         self.bindir, self.cpu, self.scratch, self.reps = bindir, cpu, scratch, reps
+        self.fsdir = fsdir
+        self.outputs = {}  # (argv, placement, round) -> its output, read by one pair or more
         self.env = dict(os.environ, ENOUGH=str(enough_us), TIMING_O="0", LOOP_O="0")
 
     def cmd(self, argv, placement):
-        exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch)
+        exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch, fsdir=self.fsdir)
                                                       for a in argv[1:]]
         if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")):  # lmbench's repetitions
                                                                   # (its default: 11)
             exe[1:1] = ["-N", str(self.reps)]
         return exe if placement == "split" else ["taskset", "-c", self.cpu] + exe
 
-    def run(self, argv, placement, parse):
-        env = dict(self.env, LMBENCH_SCHED="UNIQUE") if placement == "split" else self.env
-        out = subprocess.run(self.cmd(argv, placement), cwd=self.scratch, env=env,
-                             capture_output=True, text=True, timeout=600)
-        text = out.stdout + out.stderr
+    def run(self, argv, placement, parse, round_):
+        """Round `round_` of lmbench's `argv`; pairs that read different lines of the same
+        program's output (lat_fs: creates and deletes) share its run of that round."""
+        key = (tuple(argv), placement, round_)
+        if key not in self.outputs:
+            env = dict(self.env, LMBENCH_SCHED="UNIQUE") if placement == "split" else self.env
+            out = subprocess.run(self.cmd(argv, placement), cwd=self.scratch, env=env,
+                                 capture_output=True, text=True, timeout=600)
+            self.outputs[key] = out.stdout + out.stderr
+        text = self.outputs[key]
         try:
             return parse(text)
         except (AttributeError, ValueError, StopIteration):
@@ -240,8 +250,9 @@ class Lmbench:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
 
 
-def osmeter(cpu, bench, params, metric, x, placement):
-    args = [CORE, "run", bench] + ["%s=%s" % kv for kv in params.items()]
+def osmeter(cpu, bench, params, metric, x, placement, fsdir):
+    args = [CORE, "run", bench] + ["%s=%s" % (k, v.format(fsdir=fsdir))
+                                   for k, v in params.items()]
     if placement == "same":
         args = ["taskset", "-c", cpu] + args
     out = subprocess.run(args, capture_output=True, text=True, timeout=600)
@@ -271,6 +282,22 @@ def others_now() -> str:
     if not env["others_before"] and not env["busy_before"]:
         return "others quiet (monitor: no other process busy in the second before)"
     return "others busy: %s -- not quiet-machine figures" % "; ".join(env["warnings"])
+
+
+def file_system(path):
+    """The file system `path` is on, as the lat_fs pairs depend on it: its type and, for
+    ext4, whether it has a journal (Linux: findmnt and /proc/fs/jbd2)."""
+    if not shutil.which("findmnt"):
+        return "unknown", False
+    out = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "--target", path],
+                         capture_output=True, text=True).stdout.split()
+    if len(out) < 2:
+        return "unknown", False
+    fstype, source = out[0], out[1]
+    if fstype != "ext4":
+        return fstype, False
+    journal = os.path.isdir("/proc/fs/jbd2/%s-8" % os.path.basename(source))
+    return "ext4 %s a journal" % ("with" if journal else "without"), not journal
 
 
 def print_row(name, kind, a, b, unlike, why):
@@ -314,6 +341,9 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated pair names (default all)")
     ap.add_argument("--skip", default="", help="comma-separated pair names to leave out")
     ap.add_argument("--explain", action="store_true", help="also strace lmbench's select")
+    ap.add_argument("--dir", default=None,
+                    help="where the lat_fs pairs create and delete their files (default: "
+                         "the scratch directory under $TMPDIR)")
     ap.add_argument("--cpu", type=int, default=None,
                     help="the CPU both tools are pinned to (default: the last one allowed)")
     args = ap.parse_args()
@@ -333,6 +363,8 @@ def main():
     unknown = (only | skip) - {p[0] for p in PAIRS}
     if unknown:
         ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
+    if args.dir is not None and not (os.path.isdir(args.dir) and os.access(args.dir, os.W_OK)):
+        ap.error("--dir %s is not a writable directory" % args.dir)
     pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
     allowed = os.sched_getaffinity(0)
     if args.cpu is not None and args.cpu not in allowed:
@@ -349,21 +381,26 @@ def main():
         if not os.path.exists("/tmp/hello"):  # lat_proc exec/shell run /tmp/hello
             shutil.copy(os.path.join(bindir, "hello"), "/tmp/hello")
             placed_hello = True
-        lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch)
+        fsdir = os.path.abspath(args.dir) if args.dir else scratch
+        fstype, ext4_skips_deleted = file_system(fsdir)
+        lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch, fsdir)
         print("before: %s; %s" % (load(), others_now()))
+        print("lat_fs pairs in %s: %s" % (fsdir, fstype))
         print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
                                                 "ratio", "±10%", "like for like? / why"))
         try:
             for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
                     in pairs:
-                rounds = args.rounds or (5 if kind == "lat" else 3)
+                rounds = args.rounds or (5 if kind == "lat" or placement == "split" else 3)
+                if why == EXT4_CREATE and not ext4_skips_deleted:
+                    why = ""
                 theirs, ours = [], []
                 if argv[0] in SERVERS:
                     lm.server(argv[0], True)
                 try:
-                    for _ in range(rounds):
-                        theirs.append(lm.run(argv, placement, parse))
-                        ours.append(osmeter(cpu, bench, params, metric, x, placement))
+                    for round_ in range(rounds):
+                        theirs.append(lm.run(argv, placement, parse, round_))
+                        ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
