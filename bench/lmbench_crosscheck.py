@@ -21,12 +21,13 @@ LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core direc
 fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
 asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
 loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
-for bandwidths (5 for the split-CPU pairs, whose placement varies more); the
-lat_fs pairs work in --dir (default: the scratch directory under $TMPDIR), whose file
-system the script names first; the table gives the medians, osmeter/lmbench, and for a like-for-like
-pair a verdict (within +-10%); every other pair says why it is not like for like, and
-the column "why" says what explains a ratio outside +-10% (the evidence, strace / perf /
-disassembly, is in the note of issue 30 and, for select, in --explain).
+for bandwidths (5 for the split-CPU pairs, whose placement varies more).  The lat_fs
+pairs work in --dir (default: the scratch directory under $TMPDIR), whose file system the
+script names first.  The table gives the medians, osmeter/lmbench, each tool's spread over
+its rounds ((max - min) / median), and for a like-for-like pair a verdict (within
++-10%); every other pair says why it is not like for like, and the column "why" says
+what explains a ratio outside +-10% (the evidence, strace / perf / disassembly, is in the
+note of issue 30 and, for select, in --explain).
 """
 from __future__ import annotations
 
@@ -300,16 +301,24 @@ def file_system(path):
     return "ext4 %s a journal" % ("with" if journal else "without"), not journal
 
 
-def print_row(name, kind, a, b, unlike, why):
+def spread(values):
+    """Each tool's spread over the rounds, (max - min) / median: a ratio that moves
+    between runs by less than this moves with the tools' own noise."""
+    return (max(values) - min(values)) / statistics.median(values)
+
+
+def print_row(name, kind, theirs, ours, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
+    a, b = statistics.median(theirs), statistics.median(ours)
     ratio = b / a
     if unlike:
         verdict, text = "n/a", "no: " + unlike + ("; " + why if why else "")
     else:
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
-    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f  %-4s  %s" % (name, a, unit, b, unit, ratio,
-                                                          verdict, text), flush=True)
+    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f %4.0f%% %4.0f%%  %-4s  %s" % (
+        name, a, unit, b, unit, ratio, 100 * spread(theirs), 100 * spread(ours), verdict,
+        text), flush=True)
 
 
 def explain_select(bindir, scratch):
@@ -386,8 +395,9 @@ def main():
         lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch, fsdir)
         print("before: %s; %s" % (load(), others_now()))
         print("lat_fs pairs in %s: %s" % (fsdir, fstype))
-        print("%-24s %12s %12s %6s  %-4s  %s" % ("pair (lmbench)", "lmbench", "osmeter",
-                                                "ratio", "±10%", "like for like? / why"))
+        print("%-24s %12s %12s %6s %12s  %-4s  %s" % (
+            "pair (lmbench)", "lmbench", "osmeter", "ratio", "spread lm os", "±10%",
+            "like for like? / why"))
         try:
             for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
                     in pairs:
@@ -404,8 +414,7 @@ def main():
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
-                print_row(name, kind, statistics.median(theirs), statistics.median(ours),
-                          unlike, why)
+                print_row(name, kind, theirs, ours, unlike, why)
         finally:
             if placed_hello:
                 os.unlink("/tmp/hello")
