@@ -176,15 +176,17 @@ PAIRS = [
      "+unlink cycle", ""),
     # lat_fs calibrates its number of files to ENOUGH; osmeter creates `files` of them
     ("lat_fs 0K create", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_per_file(0, 1),
-     "fs.crtdel.batch", {"sizes": "0", "dir": "{fsdir}"}, "create", 0, "same", None, EXT4_CREATE),
+     "fs.crtdel.batch", {"sizes": "0", "dir": "{fsdir}"}, "create", 0, "same", None,
+     EXT4_CREATE),
     ("lat_fs 0K delete", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_per_file(0, 2),
-     "fs.crtdel.batch", {"sizes": "0", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete", 0, "same", None,
-     DELETE_COUNT),
+     "fs.crtdel.batch", {"sizes": "0", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete", 0,
+     "same", None, DELETE_COUNT),
     ("lat_fs 10K create", "lat", ["lat_fs", "-s", "10k", "{fsdir}"], lat_fs_per_file(10, 1),
-     "fs.crtdel.batch", {"sizes": "10k", "dir": "{fsdir}"}, "create", 10240, "same", None, EXT4_CREATE),
+     "fs.crtdel.batch", {"sizes": "10k", "dir": "{fsdir}"}, "create", 10240, "same", None,
+     EXT4_CREATE),
     ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "{fsdir}"], lat_fs_per_file(10, 2),
-     "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete", 10240, "same",
-     None, DELETE_COUNT),
+     "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete",
+     10240, "same", None, DELETE_COUNT),
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
@@ -223,8 +225,8 @@ class Lmbench:
         self.env = dict(os.environ, ENOUGH=str(enough_us), TIMING_O="0", LOOP_O="0")
 
     def cmd(self, argv, placement):
-        exe = [os.path.join(self.bindir, argv[0])] + [a.format(scratch=self.scratch, fsdir=self.fsdir)
-                                                      for a in argv[1:]]
+        exe = [os.path.join(self.bindir, argv[0])] + [
+            a.format(scratch=self.scratch, fsdir=self.fsdir) for a in argv[1:]]
         if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")):  # lmbench's repetitions
                                                                   # (its default: 11)
             exe[1:1] = ["-N", str(self.reps)]
