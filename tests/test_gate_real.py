@@ -7,7 +7,10 @@ gate and every export succeed.
 
 Two runs of one machine only agree when nothing else moves it: on a busy machine (other
 processes using more than MAX_OTHERS CPUs) the first two tests skip with the reason,
-unless OSMETER_REAL_GATE=1 asks for them anyway (then a failure may be the load's).
+unless OSMETER_REAL_GATE=1 asks for them anyway (then a failure may be the load's).  A
+quiet guest can still give noisy runs (another VM on the host): when the runs' own flags
+call the scaled rows imprecise or disturbed, the gate rightly leaves them ungated, and
+the slowdown test skips with the flags instead of failing.
 """
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ import time
 import pytest
 
 from clirun import osmeter
-from osmeter import monitor, stats
-from osmeter.model import Sample
+from osmeter import flags, monitor, stats
+from osmeter.model import Result, Sample
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="other processes' CPU time is read from /proc (Linux)")
@@ -57,6 +60,17 @@ def need_quiet(busy: float) -> None:
                     "anyway" % (busy, os.getloadavg()[0], MAX_OTHERS))
     print("other processes used %.2f CPUs before the runs (load average %.2f)"
           % (busy, os.getloadavg()[0]))
+
+
+def flagged(tmp, db, ref: str, prefix: str) -> list[str]:
+    """The rows of run `ref` whose bench starts with `prefix` that the run itself flags
+    (imprecise or disturbed), with the flag's text."""
+    out = tmp / ("%s-flags.json" % ref)
+    osmeter("export", ref, "-o", out, db=db, check=0)
+    rows = [Result.from_dict(r) for r in json.loads(out.read_text())["results"]
+            if r["bench"].startswith(prefix) and r["status"] == "ok"]
+    return ["%s %s: %s" % (r.bench, r.metric, flags.standing(r)) for r in rows
+            if flags.standing(r)]
 
 
 def _scaled_copy(tmp, db, ref: str, label: str, edit) -> str:
@@ -99,6 +113,11 @@ def test_a_family_15_percent_slower_fails_the_gate_naming_its_rows(two_runs):
         return True
     _scaled_copy(tmp, db, "a2", "a2-slower", slower)
     r = osmeter("compare", "a1", "a2-slower", "--fail-on-slower", "10", db=db)
+    if r.returncode != 1:
+        noisy = flagged(tmp, db, "a1", SCALED) + flagged(tmp, db, "a2", SCALED)
+        if noisy:
+            pytest.skip("cannot judge: the runs flagged the rows made slower (%s), so the "
+                        "gate rightly left them ungated at 10%%" % "; ".join(noisy))
     assert r.returncode == 1, r.stdout + r.stderr
     failed = [line for line in r.stderr.splitlines() if line.startswith("osmeter: regression:")]
     assert failed and all(SCALED in line for line in failed), r.stderr
