@@ -5,8 +5,10 @@ CPU osmeter measures on.
 * As it is: at most 10% of the rows are flagged (disturbed or imprecise).  A row as
   precise as its kind is flagged imprecise in 5% of runs by design, so one run of 31 rows
   flags 4 or more (over 10%) in about 7% of runs: the claim is a rate, judged on two runs
-  (62 rows) by a one-sided binomial test at 1% (it fails at 13 or more, 21%; a rate of
-  33%, issue 25's, fails it in 98.7% of runs).
+  (62 rows) by a one-sided binomial test at 0.1% (it fails at 15 or more, 24%; a rate of
+  33%, issue 25's, fails it in 95% of runs).  The level is strict because flags come in
+  bursts (a noisy moment on the host flags several rows at once), which a binomial test
+  does not allow for.
 * With the hog: at least 90% of the rows it disturbs (measurably slower than without
   it) are flagged disturbed, for "other processes".
 
@@ -44,7 +46,7 @@ REPETITIONS = 5
 QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
 WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
 SLOWER = 0.05             # a row the hog disturbs: slower by this and beyond its interval
-FLAG_RATE, FLAG_LEVEL = 0.10, 0.01   # the rate claimed at rest, and the test's level
+FLAG_RATE, FLAG_LEVEL = 0.10, 0.001  # the rate claimed at rest, and the test's level
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="per-CPU counts are read from /proc/stat (Linux)")
@@ -145,7 +147,8 @@ def runs(tmp_path_factory):
 
 
 def test_most_flags_is_the_binomial_bound():
-    assert most_flags(31) == 7 and most_flags(62) == 12
+    assert most_flags(31) == 9 and most_flags(62) == 14
+    assert most_flags(62, level=0.01) == 12
     assert most_flags(62, rate=0.05) < most_flags(62)
 
 
