@@ -4,11 +4,12 @@ CPU osmeter measures on.
 
 * As it is: at most 10% of the rows are flagged (disturbed or imprecise).  A row as
   precise as its kind is flagged imprecise in 5% of runs by design, so one run of 31 rows
-  flags 4 or more (over 10%) in about 7% of runs: the claim is a rate, judged on two runs
-  (62 rows) by a one-sided binomial test at 0.1% (it fails at 15 or more, 24%; a rate of
-  33%, issue 25's, fails it in 95% of runs).  The level is strict because flags come in
-  bursts (a noisy moment on the host flags several rows at once), which a binomial test
-  does not allow for.
+  flags 4 or more (over 10%) in about 7% of runs: the claim is a rate, judged on three
+  runs by a one-sided binomial test at 1% on the middle one.  Flags come in bursts (a
+  noisy moment on another VM of the host flagged 14 of 31 rows in one CI run and 4 in
+  the next, with the guest quiet): the middle of three runs leaves one burst out, while
+  a rate of 33% (issue 25's) still fails in 94% of trials (8 or more of 31 in two runs;
+  a rate of 10% does so in 0.03%).
 * With the hog: at least 90% of the rows it disturbs (measurably slower than without
   it) are flagged disturbed, for "other processes".
 
@@ -46,7 +47,7 @@ REPETITIONS = 5
 QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
 WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
 SLOWER = 0.05             # a row the hog disturbs: slower by this and beyond its interval
-FLAG_RATE, FLAG_LEVEL = 0.10, 0.001  # the rate claimed at rest, and the test's level
+FLAG_RATE, FLAG_LEVEL = 0.10, 0.01   # the rate claimed at rest, and one run's level
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="per-CPU counts are read from /proc/stat (Linux)")
@@ -127,11 +128,12 @@ def start_hog(cpu: int, seconds: int) -> subprocess.Popen:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The fixed set twice as the machine is, then with the hog on the measuring CPU."""
+    """The fixed set three times as the machine is, then with the hog on the measuring
+    CPU."""
     tmp = tmp_path_factory.mktemp("disturbed")
     need_quiet("before the runs (the quietest %g s window)" % WINDOW_S, others_busy())
     quiet = []
-    for name in ("quiet", "quiet2"):
+    for name in ("quiet", "quiet2", "quiet3"):
         before = monitor.Snapshot.take()
         quiet.append(measure(tmp, name))
         quiet[-1]["others_cpus"] = others_since(before)
@@ -147,31 +149,35 @@ def runs(tmp_path_factory):
 
 
 def test_most_flags_is_the_binomial_bound():
-    assert most_flags(31) == 9 and most_flags(62) == 14
-    assert most_flags(62, level=0.01) == 12
+    assert most_flags(31) == 7 and most_flags(62) == 12
+    assert most_flags(62, level=0.001) == 14
     assert most_flags(62, rate=0.05) < most_flags(62)
 
 
 def test_on_the_machine_as_it_is_at_most_10_percent_of_rows_are_flagged(runs):
     quiet, _, _ = runs
-    rows, bad = 0, {}
+    counts, bad = [], {}
     for i, doc in enumerate(quiet):
-        measured_rows = measured(doc)
-        assert len(measured_rows) >= 25
-        rows += len(measured_rows)
-        bad.update({(i,) + k: [w["text"] if isinstance(w, dict) else w for w in r["warnings"]]
-                    for k, r in measured_rows.items() if standing(r)})
+        rows = measured(doc)
+        assert len(rows) >= 25
+        flagged = {(i,) + k: [w["text"] if isinstance(w, dict) else w for w in r["warnings"]]
+                   for k, r in rows.items() if standing(r)}
+        counts.append((len(flagged), len(rows)))
+        bad.update(flagged)
         assert count_line(doc) in " ".join(doc["stdout"].split())
-    if len(bad) > most_flags(rows):
+    middle, rows = sorted(counts)[1]
+    if middle > most_flags(rows):
         # Too many: a fault, unless other processes were busy meanwhile after all.
-        need_quiet("during the runs without the hog, which flagged %d of %d rows"
-                   % (len(bad), rows), max(doc["others_cpus"] for doc in quiet))
-    assert len(bad) <= most_flags(rows), bad
+        need_quiet("during the runs without the hog, which flagged %s rows"
+                   % ", ".join("%d of %d" % c for c in counts),
+                   max(doc["others_cpus"] for doc in quiet))
+    assert middle <= most_flags(rows), (counts, bad)
 
 
 def test_a_hog_on_the_measuring_cpu_is_found_where_it_disturbs(runs):
     quiet, hogged, cpu = runs
-    quiet = quiet[0]
+    # the run without the hog that its own flags call the least disturbed or imprecise
+    quiet = min(quiet, key=lambda doc: sum(1 for r in measured(doc).values() if standing(r)))
     # What the hog slowed down is told from the run without it: that must be undisturbed.
     need_quiet("during the run without the hog (what the hog's run is held against)",
                quiet["others_cpus"])
