@@ -1,12 +1,12 @@
 """Flags on real runs (issue 22's proof): a fixed set of benchmarks from every family at
-the quick sizes, run once on the machine as it is and once with a CPU hog pinned to the
-CPU osmeter measures on.
+the quick sizes, run three times on the machine as it is and once with a CPU hog pinned
+to the CPU osmeter measures on.
 
 * As it is: at most 10% of the rows are flagged (disturbed or imprecise).  A row as
   precise as its kind is flagged imprecise in 5% of runs by design, so one run of 31 rows
   flags 4 or more (over 10%) in about 7% of runs: the claim is a rate, judged on three
   runs by a one-sided binomial test at 1% on the middle one.  Flags come in bursts (a
-  noisy moment on another VM of the host flagged 14 of 31 rows in one CI run and 4 in
+  noisy moment the guest cannot see flagged 14 of 31 rows in one CI run and 4 in
   the next, with the guest quiet): the middle of three runs leaves one burst out, while
   a rate of 33% (issue 25's) still fails in 94% of trials (8 or more of 31 in two runs;
   a rate of 10% does so in 0.03%).
