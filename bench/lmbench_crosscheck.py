@@ -422,24 +422,25 @@ def main():
                 if why == EXT4_CREATE and not ext4_skips_deleted:
                     why = ""
                 theirs, ours = [], []
-                overflows = [0, 0]  # during lmbench's runs, osmeter's (lat_connect's evidence)
+                # lat_connect's evidence: listen-queue overflows during each tool's rounds
+                watch = argv[0] == "lat_connect" and listen_overflows() is not None
+                overflows = [0, 0]
                 if argv[0] in SERVERS:
                     lm.server(argv[0], True)
                 try:
                     for round_ in range(rounds):
-                        counts = [listen_overflows()]
+                        before = listen_overflows() if watch else 0
                         theirs.append(lm.run(argv, placement, parse, round_))
-                        counts.append(listen_overflows())
+                        middle = listen_overflows() if watch else 0
                         ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
-                        counts.append(listen_overflows())
-                        if None not in counts:
-                            overflows[0] += counts[1] - counts[0]
-                            overflows[1] += counts[2] - counts[1]
+                        if watch:
+                            overflows[0] += middle - before
+                            overflows[1] += listen_overflows() - middle
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
                 print_row(name, kind, theirs, ours, unlike, why)
-                if argv[0] == "lat_connect" and listen_overflows() is not None:
+                if watch:
                     print("  listen-queue overflows (TcpExt ListenOverflows) in %d rounds: "
                           "%d during lmbench's, %d during osmeter's" % (rounds, *overflows))
         finally:
