@@ -21,11 +21,20 @@ LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core direc
 fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
 asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
 loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
-for bandwidths (5 for the split-CPU pairs, whose placement varies more).  The lat_fs
+for bandwidths (20 for the split-CPU pairs, whose rate swings from round to round with
+the host's wake-ups of an idle CPU; there osmeter times 15 transfers a round, not 5).  The lat_fs
 pairs work in --dir (default: the scratch directory under $TMPDIR), whose file system the
-script names first.  The table gives the medians, osmeter/lmbench, each tool's spread over
-its rounds ((max - min) / median), and for a like-for-like pair a verdict (within
-+-10%); every other pair says why it is not like for like, and the column "why" says
+script names first.  lat_pagefault runs on two 8 MB files, one written in one write() and
+one in 4 KB writes, and under each the script counts the minor faults of its own pass over
+the file in lmbench's pattern: the kernel may map many pages per fault, which lmbench's
+per-page figure does not show.
+
+The table gives each tool's median, the ratio osmeter/lmbench (the median of the rounds'
+ratios: a round holds one figure of each, seconds apart, so a drift of the machine that
+moves both cancels) with its distribution-free 95% interval (order statistics of the
+rounds' ratios; 6 rounds or more), each tool's spread over its rounds ((max - min) /
+median), and for a like-for-like pair a verdict on the ratio (within +-10%); every other
+pair says why it is not like for like, and the column "why" says
 what explains a ratio outside +-10% (the evidence, strace / perf / disassembly, is in the
 note of issue 30 and, for select, in --explain).
 """
@@ -33,8 +42,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import mmap
 import os
+import random
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -52,6 +65,10 @@ US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
 # name, kind, lmbench argv, parse(lmbench output) -> osmeter's unit, osmeter id, params,
 # metric, x, placement, like-for-like reason (None = like for like), why (outside +-10%)
 MICRO = r"([\d.]+) microseconds"
+SPLIT_BW = {"pin": "split", "samples": "15"}
+PAGEFAULT = ("lmbench: per page touched of a cached file, in random order, where one fault "
+             "may map many pages (fault-around, large folios); osmeter: the first touch of "
+             "a fresh mapping among n, one fault each")
 
 
 def micro(text):
@@ -165,11 +182,12 @@ PAIRS = [
      {}, "10_full", None, "same",
      "lmbench: select(nfds=10, writefds) on files, so only fds 3/4-9 of its 10 are looked at; "
      "osmeter: readfds on 10 pipes", ""),
+    # the same 8 MB written in one write() and in 4 KB writes: the page cache may hold the
+    # first in large folios, which one fault maps whole (the faults are counted below)
     ("lat_pagefault", "lat", ["lat_pagefault", "big"], micro, "scale.mmap_touch",
-     {"n": "2560"}, "touch", None, "same",
-     "lmbench: per page touched of a cached file, random order, where the kernel maps "
-     "many pages per fault (fault-around, large folios); osmeter: the first touch of a "
-     "fresh mapping among n", "here 8 minor faults per 2048 pages touched (getrusage)"),
+     {"n": "2560"}, "touch", None, "same", PAGEFAULT, ""),
+    ("lat_pagefault 4K-written", "lat", ["lat_pagefault", "big4k"], micro, "scale.mmap_touch",
+     {"n": "2560"}, "touch", None, "same", PAGEFAULT, ""),
     ("lat_fs 0K create+delete", "lat", ["lat_fs", "-s", "0", "{fsdir}"], lat_fs_0k, "fs.crtdel",
      {"sizes": "0", "fsync": "without", "dir": "{fsdir}"}, "sequence", 0, "same",
      "lmbench creates 1000s of files then deletes them all; osmeter one create+write+close"
@@ -190,10 +208,13 @@ PAIRS = [
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
-    ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {"pin": "split"}, "bandwidth", None,
+    # Across two CPUs both tools swing 5-25% from round to round here, with how soon the host
+    # wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one process); 15 transfers
+    # a round spread less than the default 5, 100 no less than 15; these pairs get 20 rounds
+    ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", SPLIT_BW, "bandwidth", None,
      "split", None, ""),
     ("bw_unix", "bw", ["bw_unix"], mbps, "net.unix_bw", {}, "bandwidth", None, "same", None, ""),
-    ("bw_unix split", "bw", ["bw_unix"], mbps, "net.unix_bw", {"pin": "split"}, "bandwidth", None,
+    ("bw_unix split", "bw", ["bw_unix"], mbps, "net.unix_bw", SPLIT_BW, "bandwidth", None,
      "split", None, ""),
     # osmeter has no socket-buffer parameter; each connection autotunes its own
     ("bw_tcp 48K/3M", "bw", ["bw_tcp", "-m", "48k", "-M", "3m", "127.0.0.1"], mbps,
@@ -221,6 +242,27 @@ SERVERS = {"lat_tcp", "lat_udp", "lat_connect", "bw_tcp"}  # "-s" daemon, "-S ho
 UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "MB/s": 1.0, "Mbit/s": 1 / 8}
 
 
+def run_group(cmd, **kw):
+    """Run cmd in a session of its own and return (stdout, stderr).  If the script stops
+    meanwhile (Ctrl-C, SIGTERM, the 600 s timeout), the whole session is stopped: lmbench's
+    timed processes are its grandchildren, and osmeter's core cleans up on SIGTERM."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True, **kw) as proc:
+        try:
+            return proc.communicate(timeout=600)
+        except BaseException:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break  # every process of the session has ended
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    pass
+            raise
+
+
 class Lmbench:
     def __init__(self, bindir, cpu, enough_us, reps, scratch, fsdir):
         self.bindir, self.cpu, self.scratch, self.reps = bindir, cpu, scratch, reps
@@ -242,9 +284,8 @@ class Lmbench:
         key = (tuple(argv), placement, round_)
         if key not in self.outputs:
             env = dict(self.env, LMBENCH_SCHED="UNIQUE") if placement == "split" else self.env
-            out = subprocess.run(self.cmd(argv, placement), cwd=self.scratch, env=env,
-                                 capture_output=True, text=True, timeout=600)
-            self.outputs[key] = out.stdout + out.stderr
+            out, err = run_group(self.cmd(argv, placement), cwd=self.scratch, env=env)
+            self.outputs[key] = out + err
         text = self.outputs[key]
         try:
             return parse(text)
@@ -262,9 +303,9 @@ def osmeter(cpu, bench, params, metric, x, placement, fsdir):
                                    for k, v in params.items()]
     if placement == "same":
         args = ["taskset", "-c", cpu] + args
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    stdout, stderr = run_group(args)
     values, unit = [], None
-    for line in out.stdout.splitlines():
+    for line in stdout.splitlines():
         rec = json.loads(line)
         if rec["type"] == "header":
             unit = next((m["unit"] for m in rec.get("metrics", []) if m["name"] == metric), None)
@@ -273,7 +314,7 @@ def osmeter(cpu, bench, params, metric, x, placement, fsdir):
         elif rec["type"] == "trailer" and rec["status"] != "ok":
             raise SystemExit("%s: %s" % (bench, line))
     if not values:
-        raise SystemExit("%s: no %s samples:\n%s%s" % (bench, metric, out.stdout, out.stderr))
+        raise SystemExit("%s: no %s samples:\n%s%s" % (bench, metric, stdout, stderr))
     return statistics.median(values) * UNITS[unit]
 
 
@@ -286,6 +327,27 @@ def listen_overflows():
         return int(dict(zip(names, values))["ListenOverflows"])
     except (OSError, ValueError, KeyError):
         return None
+
+
+def faults_per_touch(path):
+    """lat_pagefault's access pattern on `path` (a fresh shared mapping, every page read
+    once in random order) with the minor faults counted (getrusage): how many pages the
+    kernel mapped per fault, which lmbench's per-page figure hides.  The median of 3."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        pages = [i * mmap.PAGESIZE for i in range(size // mmap.PAGESIZE)]
+        random.Random(size).shuffle(pages)
+        faults = []
+        for _ in range(3):
+            with mmap.mmap(fd, size, prot=mmap.PROT_READ) as m:
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                for off in pages:
+                    m[off]
+                faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    finally:
+        os.close(fd)
+    return statistics.median(faults), len(pages)
 
 
 def load():
@@ -324,18 +386,33 @@ def spread(values):
     return (max(values) - min(values)) / statistics.median(values)
 
 
+def median_interval(values, level=0.95):
+    """Distribution-free interval of the median (order statistics): the widest k with
+    P(Binomial(n, 1/2) < k) <= (1 - level) / 2 gives (x(k), x(n+1-k)).  None below 6
+    values, which cannot reach 95%."""
+    xs, n = sorted(values), len(values)
+    k, below = 0, 0.0
+    while k < n // 2:
+        below += math.comb(n, k) / 2 ** n  # P(Binomial(n, 1/2) <= k)
+        if below > (1 - level) / 2:
+            break
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k else None
+
+
 def print_row(name, kind, theirs, ours, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
     a, b = statistics.median(theirs), statistics.median(ours)
-    ratio = b / a
+    ratios = [y / x for x, y in zip(theirs, ours)]
+    ratio, interval = statistics.median(ratios), median_interval(ratios)
     if unlike:
         verdict, text = "n/a", "no: " + unlike + ("; " + why if why else "")
     else:
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
-    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f %4.0f%% %4.0f%%  %-4s  %s" % (
-        name, a, unit, b, unit, ratio, 100 * spread(theirs), 100 * spread(ours), verdict,
-        text), flush=True)
+    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f %-13s %4.0f%% %4.0f%%  %-4s  %s" % (
+        name, a, unit, b, unit, ratio, "[%.3f, %.3f]" % interval if interval else "-",
+        100 * spread(theirs), 100 * spread(ours), verdict, text), flush=True)
 
 
 def explain_select(bindir, scratch):
@@ -359,7 +436,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bindir", help="lmbench's bin/<os>/ directory (built programs)")
     ap.add_argument("--rounds", type=int, default=0,
-                    help="alternations per pair (default 5 latencies, 3 bandwidths)")
+                    help="alternations per pair (default 5 latencies, 3 bandwidths, "
+                         "20 split-CPU pairs)")
     ap.add_argument("--enough-us", type=int, default=100000,
                     help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
     ap.add_argument("--reps", type=int, default=5,
@@ -402,8 +480,12 @@ def main():
     placed_hello = False
     with tempfile.TemporaryDirectory(prefix="osmeter-lmbench.") as scratch:
         open(os.path.join(scratch, "foo"), "w").close()
-        with open(os.path.join(scratch, "big"), "wb") as f:  # lat_pagefault's file
-            f.write(os.urandom(8 << 20))
+        data = os.urandom(8 << 20)  # lat_pagefault's files: one write() and 4 KB writes
+        with open(os.path.join(scratch, "big"), "wb") as f:
+            f.write(data)
+        with open(os.path.join(scratch, "big4k"), "wb", buffering=0) as f:
+            for off in range(0, len(data), 4096):
+                f.write(data[off:off + 4096])
         if not os.path.exists("/tmp/hello"):  # lat_proc exec/shell run /tmp/hello
             shutil.copy(os.path.join(bindir, "hello"), "/tmp/hello")
             placed_hello = True
@@ -412,13 +494,13 @@ def main():
         lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch, fsdir)
         print("before: %s; %s" % (load(), others_now()))
         print("lat_fs pairs in %s: %s" % (fsdir, fstype))
-        print("%-24s %12s %12s %6s %12s  %-4s  %s" % (
-            "pair (lmbench)", "lmbench", "osmeter", "ratio", "spread lm os", "±10%",
-            "like for like? / why"))
+        print("%-24s %12s %12s %6s %-13s %12s  %-4s  %s" % (
+            "pair (lmbench)", "lmbench", "osmeter", "ratio", "95% interval", "spread lm os",
+            "±10%", "like for like? / why"))
         try:
             for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
                     in pairs:
-                rounds = args.rounds or (5 if kind == "lat" or placement == "split" else 3)
+                rounds = args.rounds or (20 if placement == "split" else 5 if kind == "lat" else 3)
                 if why == EXT4_CREATE and not ext4_skips_deleted:
                     why = ""
                 theirs, ours = [], []
@@ -440,6 +522,11 @@ def main():
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
                 print_row(name, kind, theirs, ours, unlike, why)
+                if argv[0] == "lat_pagefault":
+                    faults, pages = faults_per_touch(os.path.join(scratch, argv[1]))
+                    print("  %s touched as lat_pagefault does: %d minor faults for %d pages "
+                          "(getrusage), %.0f pages mapped per fault"
+                          % (argv[1], faults, pages, pages / max(faults, 1)))
                 if watch:
                     print("  listen-queue overflows (TcpExt ListenOverflows) in %d rounds: "
                           "%d during lmbench's, %d during osmeter's" % (rounds, *overflows))
@@ -452,4 +539,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # lmbench's and osmeter's processes are stopped already
+        sys.exit("interrupted")
