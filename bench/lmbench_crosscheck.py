@@ -22,7 +22,8 @@ fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` p
 asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
 loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
 for bandwidths (20 for the split-CPU pairs, whose rate swings from round to round with
-the host's wake-ups of an idle CPU; there osmeter times 15 transfers a round, not 5).  The lat_fs
+the host's wake-ups of an idle CPU; there osmeter times 15 transfers a round, not 5, so
+that a run of three slow ones cannot move its median).  The lat_fs
 pairs work in --dir (default: the scratch directory under $TMPDIR), whose file system the
 script names first.  lat_pagefault runs on two 8 MB files, one written in one write() and
 one in 4 KB writes, and under each the script counts the minor faults of its own pass over
@@ -209,8 +210,9 @@ PAIRS = [
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
     # Across two CPUs both tools swing 5-25% from round to round here, with how soon the host
-    # wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one process); 15 transfers
-    # a round spread less than the default 5, 100 no less than 15; these pairs get 20 rounds
+    # wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one process, once three
+    # slow in a row): osmeter takes 15 a round, whose median such a run cannot move (5
+    # samples' can), and these pairs get 20 rounds; 100 a round spread no less than 15
     ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", SPLIT_BW, "bandwidth", None,
      "split", None, ""),
     ("bw_unix", "bw", ["bw_unix"], mbps, "net.unix_bw", {}, "bandwidth", None, "same", None, ""),
@@ -410,8 +412,10 @@ def print_row(name, kind, theirs, ours, unlike, why):
     else:
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
-    print("%-24s %9.1f %-4s %7.1f %-4s %6.3f %-13s %4.0f%% %4.0f%%  %-4s  %s" % (
-        name, a, unit, b, unit, ratio, "[%.3f, %.3f]" % interval if interval else "-",
+    digits = "%.3f" if ratio >= 0.1 else "%.2g"  # lat_connect's 0.0026 keeps two digits
+    print("%-24s %9.1f %-4s %7.1f %-4s %6s %-13s %4.0f%% %4.0f%%  %-4s  %s" % (
+        name, a, unit, b, unit, digits % ratio,
+        "[%s, %s]" % (digits % interval[0], digits % interval[1]) if interval else "-",
         100 * spread(theirs), 100 * spread(ours), verdict, text), flush=True)
 
 
