@@ -209,7 +209,7 @@ PAIRS = [
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
-    # Across two CPUs both tools swing 5-25% from round to round here, with how soon the host
+    # Across two CPUs both tools swing from round to round here (SD 5-10%), with how soon the host
     # wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one process, once three
     # slow in a row): osmeter takes 15 a round, whose median such a run cannot move (5
     # samples' can), and these pairs get 20 rounds; 100 a round spread no less than 15
@@ -389,9 +389,9 @@ def spread(values):
 
 
 def median_interval(values, level=0.95):
-    """Distribution-free interval of the median (order statistics): the widest k with
-    P(Binomial(n, 1/2) < k) <= (1 - level) / 2 gives (x(k), x(n+1-k)).  None below 6
-    values, which cannot reach 95%."""
+    """Distribution-free interval of the median (order statistics): the largest k with
+    P(Binomial(n, 1/2) < k) <= (1 - level) / 2 gives (x(k), x(n+1-k)), the narrowest pair
+    that holds at `level`.  None below 6 values, which cannot reach 95%."""
     xs, n = sorted(values), len(values)
     k, below = 0, 0.0
     while k < n // 2:
