@@ -209,10 +209,11 @@ PAIRS = [
     ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
-    # Across two CPUs both tools swing from round to round here (SD 5-10%), with how soon the host
-    # wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one process, once three
-    # slow in a row): osmeter takes 15 a round, whose median such a run cannot move (5
-    # samples' can), and these pairs get 20 rounds; 100 a round spread no less than 15
+    # Across two CPUs both tools swing from round to round here (SD 5-10%), likely with how
+    # soon the host wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one
+    # process, once three slow in a row): osmeter takes 15 a round, whose median such a
+    # run cannot move (5 samples' can), and these pairs get 20 rounds; 100 a round spread
+    # no less than 15
     ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", SPLIT_BW, "bandwidth", None,
      "split", None, ""),
     ("bw_unix", "bw", ["bw_unix"], mbps, "net.unix_bw", {}, "bandwidth", None, "same", None, ""),
