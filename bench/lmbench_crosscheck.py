@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import mmap
 import os
 import random
@@ -58,7 +57,7 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-from osmeter import monitor  # noqa: E402
+from osmeter import coreproc, monitor, stats  # noqa: E402
 CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
 TARGET = 0.10
 US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
@@ -254,15 +253,7 @@ def run_group(cmd, **kw):
         try:
             return proc.communicate(timeout=600)
         except BaseException:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    break  # every process of the session has ended
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    pass
+            coreproc._kill_group(proc)  # SIGTERM (the core cleans up), then SIGKILL
             raise
 
 
@@ -389,18 +380,11 @@ def spread(values):
     return (max(values) - min(values)) / statistics.median(values)
 
 
-def median_interval(values, level=0.95):
-    """Distribution-free interval of the median (order statistics): the largest k with
-    P(Binomial(n, 1/2) < k) <= (1 - level) / 2 gives (x(k), x(n+1-k)), the narrowest pair
-    that holds at `level`.  None below 6 values, which cannot reach 95%."""
-    xs, n = sorted(values), len(values)
-    k, below = 0, 0.0
-    while k < n // 2:
-        below += math.comb(n, k) / 2 ** n  # P(Binomial(n, 1/2) <= k)
-        if below > (1 - level) / 2:
-            break
-        k += 1
-    return (xs[k - 1], xs[n - k]) if k else None
+def median_interval(values):
+    """The 95% interval osmeter gives a median (osmeter.stats: order statistics), as (low,
+    high), or None where the rounds are too few to reach 95% (fewer than 6)."""
+    interval = stats.median_interval(values)
+    return interval[:2] if interval and interval[2] >= stats.LEVEL else None
 
 
 def print_row(name, kind, theirs, ours, unlike, why):
