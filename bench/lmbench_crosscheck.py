@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Cross-check osmeter against lmbench 3, pair by pair, in one alternating run.
 
-    python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--rounds N] [--only NAME,...] [--cpu N]
-                                        [--dir DIR]
+    python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--only NAME,...] [--dir DIR] [--cpu N]
+                                        [--tolerance F] [--max-rounds N | --rounds N]
 
 LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
 tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
@@ -20,10 +20,19 @@ LMBENCH_SCHED=UNIQUE, osmeter's pin=split).  osmeter runs through its core direc
 (core/build/osmeter-core run ID key=value: JSON lines).  lmbench's timing calibration is
 fixed by ENOUGH (--enough-us, lmbench's own environment variable; its `enough` program
 asks for 1 s per measurement on a loaded machine) with TIMING_O=0 and LOOP_O=0 (its
-loop_o measured 1.4 ns here: below the noise).  Rounds default to 5 for latencies and 3
-for bandwidths (20 for the split-CPU pairs, whose rate swings from round to round with
-the host's wake-ups of an idle CPU; there osmeter times 15 transfers a round, not 5, so
-that a run of three slow ones cannot move its median).  The lat_fs
+loop_o measured 1.4 ns here: below the noise).
+
+Rounds come in two stages.  Every pair first takes 6, the fewest whose ratio has a 95%
+interval.  Where that interval reaches further than --tolerance (3%) from the ratio, the
+pair takes as many rounds in all as should narrow it to that (its width shrinks as
+1/sqrt(rounds)), up to --max-rounds (40) and to as many as fit in --pair-minutes (10) at
+the pace of its first rounds; the table gives the interval of all of them.
+Deciding once, not after every round, keeps the interval at its level (stopping at the
+first narrow one would not: tests/test_lmbench_crosscheck.py simulates both on rounds
+resampled from real runs).  --rounds N takes N rounds of every pair instead.  The split-CPU
+pairs swing from round to round with the host's wake-ups of an idle CPU; there osmeter
+times 15 transfers a round, not 5, so that a run of three slow ones cannot move its
+median.  The lat_fs
 pairs work in --dir (default: the scratch directory under $TMPDIR), whose file system the
 script names first.  lat_pagefault runs on two 8 MB files, one written in one write() and
 one in 4 KB writes, and under each the script counts the minor faults of its own pass over
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import mmap
 import os
 import random
@@ -54,6 +64,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -61,6 +72,7 @@ from osmeter import coreproc, monitor, stats  # noqa: E402
 CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
 TARGET = 0.10
 US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
+FIRST_ROUNDS = stats.repetitions_for()  # 6: the fewest whose ratio has a 95% interval
 
 # name, kind, lmbench argv, parse(lmbench output) -> osmeter's unit, osmeter id, params,
 # metric, x, placement, like-for-like reason (None = like for like), why (outside +-10%)
@@ -211,8 +223,8 @@ PAIRS = [
     # Across two CPUs both tools swing from round to round here (SD 5-10%), likely with how
     # soon the host wakes an idle vCPU (single 50 MB transfers: 628-2649 MB/s in one
     # process, once three slow in a row): osmeter takes 15 a round, whose median such a
-    # run cannot move (5 samples' can), and these pairs get 20 rounds; 100 a round spread
-    # no less than 15
+    # run cannot move (5 samples' can); 100 a round spread no less than 15, so these pairs
+    # narrow their interval with more rounds (the second stage), not more transfers
     ("bw_pipe split", "bw", ["bw_pipe"], mbps, "net.pipe_bw", SPLIT_BW, "bandwidth", None,
      "split", None, ""),
     ("bw_unix", "bw", ["bw_unix"], mbps, "net.unix_bw", {}, "bandwidth", None, "same", None, ""),
@@ -387,7 +399,20 @@ def median_interval(values):
     return interval[:2] if interval and interval[2] >= stats.LEVEL else None
 
 
-def print_row(name, kind, theirs, ours, unlike, why):
+def planned_rounds(ratios, tolerance, most):
+    """The second stage: how many rounds in all a pair takes after its first ones.  Where
+    their 95% interval reaches further than `tolerance` (a fraction) from the ratio, as
+    many as should narrow it to that -- an order-statistic interval narrows as
+    1/sqrt(rounds), like the median's standard error -- but no more than `most`."""
+    ratio = statistics.median(ratios)
+    low, high = median_interval(ratios)
+    reach = max(ratio - low, high - ratio) / ratio
+    if reach <= tolerance:
+        return len(ratios)
+    return max(len(ratios), min(most, math.ceil(len(ratios) * (reach / tolerance) ** 2)))
+
+
+def print_row(name, kind, theirs, ours, seconds, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
     a, b = statistics.median(theirs), statistics.median(ours)
     ratios = [y / x for x, y in zip(theirs, ours)]
@@ -398,10 +423,11 @@ def print_row(name, kind, theirs, ours, unlike, why):
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
     digits = "%.3f" if ratio >= 0.1 else "%.2g"  # lat_connect's 0.0026 keeps two digits
-    print("%-24s %9.1f %-4s %7.1f %-4s %6s %-13s %4.0f%% %4.0f%%  %-4s  %s" % (
+    print("%-24s %9.1f %-4s %7.1f %-4s %6s %-13s %6d %5.0f %4.0f%% %4.0f%%  %-4s  %s" % (
         name, a, unit, b, unit, digits % ratio,
         "[%s, %s]" % (digits % interval[0], digits % interval[1]) if interval else "-",
-        100 * spread(theirs), 100 * spread(ours), verdict, text), flush=True)
+        len(ratios), seconds, 100 * spread(theirs), 100 * spread(ours), verdict, text),
+        flush=True)
 
 
 def explain_select(bindir, scratch):
@@ -425,8 +451,16 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bindir", help="lmbench's bin/<os>/ directory (built programs)")
     ap.add_argument("--rounds", type=int, default=0,
-                    help="alternations per pair (default 5 latencies, 3 bandwidths, "
-                         "20 split-CPU pairs)")
+                    help="alternations per pair, the same for all (default: two stages, "
+                         "6 then as many as --tolerance asks)")
+    ap.add_argument("--tolerance", type=float, default=0.03,
+                    help="how far (a fraction of the ratio) its 95%% interval may reach "
+                         "before a pair takes more rounds (default 0.03)")
+    ap.add_argument("--max-rounds", type=int, default=40,
+                    help="the most rounds a pair takes in the second stage (default 40)")
+    ap.add_argument("--pair-minutes", type=float, default=10,
+                    help="the second stage takes no more rounds than fit in this many "
+                         "minutes per pair, at its first rounds' pace (default 10)")
     ap.add_argument("--enough-us", type=int, default=100000,
                     help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
     ap.add_argument("--reps", type=int, default=5,
@@ -451,6 +485,9 @@ def main():
         raise SystemExit("taskset is not installed (util-linux)")
     if args.rounds < 0 or args.reps < 1 or args.enough_us < 1:
         ap.error("--rounds, --reps and --enough-us must be positive")
+    if not 0 < args.tolerance < 1 or args.max_rounds < FIRST_ROUNDS or args.pair_minutes <= 0:
+        ap.error("--tolerance must lie between 0 and 1, --max-rounds be at least %d and "
+                 "--pair-minutes be positive" % FIRST_ROUNDS)
     only = set(filter(None, args.only.split(",")))
     skip = set(filter(None, args.skip.split(",")))
     unknown = (only | skip) - {p[0] for p in PAIRS}
@@ -483,13 +520,12 @@ def main():
         lm = Lmbench(bindir, cpu, args.enough_us, args.reps, scratch, fsdir)
         print("before: %s; %s" % (load(), others_now()))
         print("lat_fs pairs in %s: %s" % (fsdir, fstype))
-        print("%-24s %12s %12s %6s %-13s %12s  %-4s  %s" % (
-            "pair (lmbench)", "lmbench", "osmeter", "ratio", "95% interval", "spread lm os",
-            "±10%", "like for like? / why"))
+        print("%-24s %12s %12s %6s %-13s %6s %5s %12s  %-4s  %s" % (
+            "pair (lmbench)", "lmbench", "osmeter", "ratio", "95% interval", "rounds", "s",
+            "spread lm os", "±10%", "like for like? / why"))
         try:
             for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
                     in pairs:
-                rounds = args.rounds or (20 if placement == "split" else 5 if kind == "lat" else 3)
                 if why == EXT4_CREATE and not ext4_skips_deleted:
                     why = ""
                 theirs, ours = [], []
@@ -498,19 +534,39 @@ def main():
                 overflows = [0, 0]
                 if argv[0] in SERVERS:
                     lm.server(argv[0], True)
-                try:
-                    for round_ in range(rounds):
+
+                # in two stages, no round begins that would end past --pair-minutes at the
+                # pace so far: the cap depends on time, not on the ratios, so the interval holds
+                budget = float("inf") if args.rounds else args.pair_minutes * 60
+                started = time.monotonic()
+
+                def take_rounds(rounds):
+                    while len(theirs) < rounds:
+                        spent = time.monotonic() - started
+                        if theirs and spent + spent / len(theirs) > budget:
+                            return
                         before = listen_overflows() if watch else 0
-                        theirs.append(lm.run(argv, placement, parse, round_))
+                        theirs.append(lm.run(argv, placement, parse, len(theirs)))
                         middle = listen_overflows() if watch else 0
                         ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
                         if watch:
                             overflows[0] += middle - before
                             overflows[1] += listen_overflows() - middle
+                try:
+                    wanted = args.rounds or FIRST_ROUNDS
+                    take_rounds(wanted)
+                    if not args.rounds and len(theirs) == FIRST_ROUNDS:
+                        wanted = planned_rounds([y / x for x, y in zip(theirs, ours)],
+                                                args.tolerance, args.max_rounds)
+                        take_rounds(wanted)
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)
-                print_row(name, kind, theirs, ours, unlike, why)
+                spent = time.monotonic() - started
+                print_row(name, kind, theirs, ours, spent, unlike, why)
+                if len(theirs) < wanted:
+                    print("  %d rounds, not the %d asked for: %.0f s a round, --pair-minutes %g"
+                          % (len(theirs), wanted, spent / len(theirs), args.pair_minutes))
                 if argv[0] == "lat_pagefault":
                     faults, pages = faults_per_touch(os.path.join(scratch, argv[1]))
                     print("  %s touched as lat_pagefault does: %d minor faults for %d pages "
@@ -518,7 +574,7 @@ def main():
                           % (argv[1], faults, pages, pages / max(faults, 1)))
                 if watch:
                     print("  listen-queue overflows (TcpExt ListenOverflows) in %d rounds: "
-                          "%d during lmbench's, %d during osmeter's" % (rounds, *overflows))
+                          "%d during lmbench's, %d during osmeter's" % (len(theirs), *overflows))
         finally:
             if placed_hello:
                 os.unlink("/tmp/hello")
