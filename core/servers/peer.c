@@ -475,7 +475,27 @@ static int take_session(void)
                                        __ATOMIC_ACQUIRE);
 }
 
+/* Free the slot, if this connection holds it, before the session's last answer: a client
+ * that connects again as soon as it has read "OK bye" must not be told busy because the
+ * listener has not yet reaped this process. */
+static void end_session(void)
+{
+    pid_t me = getpid();
+    if (session_owner)
+        __atomic_compare_exchange_n(session_owner, &me, 0, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+}
+
+static int serve_session(int ctl, const char *secret, const struct om_peer_limits *lim);
+
 int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *lim)
+{
+    int rc = serve_session(ctl, secret, lim);
+    end_session(); /* before exit closes the connection: a client that waits for EOF is safe */
+    return rc;
+}
+
+static int serve_session(int ctl, const char *secret, const struct om_peer_limits *lim)
 {
     session_ctl = ctl;
     session_left = lim->max_bytes;
@@ -518,6 +538,7 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
             return n == -1 ? 0 : 2;
         }
         if (strcmp(line, "QUIT") == 0) {
+            end_session();
             om_peer_send_line(ctl, "OK bye");
             om_peer_log("session from %s ended (QUIT)", who);
             return 0;
@@ -529,6 +550,7 @@ int om_peer_session(int ctl, const char *secret, const struct om_peer_limits *li
                 break;
         }
         if (i == count) {
+            end_session();
             om_peer_send_line(ctl, "ERR unknown request");
             om_peer_log("session from %s ended: unknown request", who);
             return 2;
