@@ -2,7 +2,8 @@
 """Cross-check osmeter against lmbench 3, pair by pair, in one alternating run.
 
     python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--only NAME,...] [--dir DIR] [--cpu N]
-                                        [--tolerance F] [--max-rounds N | --rounds N]
+                                        [--tolerance F] [--max-rounds N] [--pair-minutes M]
+                                        [--rounds N]
 
 LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
 tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
@@ -25,11 +26,13 @@ loop_o measured 1.4 ns here: below the noise).
 Rounds come in two stages.  Every pair first takes 6, the fewest whose ratio has a 95%
 interval.  Where that interval reaches further than --tolerance (3%) from the ratio, the
 pair takes as many rounds in all as should narrow it to that (its width shrinks as
-1/sqrt(rounds)), up to --max-rounds (40) and to as many as fit in --pair-minutes (10) at
-the pace of its first rounds; the table gives the interval of all of them.
+1/sqrt(rounds)), up to --max-rounds (40); the table gives the interval of all of them.
 Deciding once, not after every round, keeps the interval at its level (stopping at the
 first narrow one would not: tests/test_lmbench_crosscheck.py simulates both on rounds
-resampled from real runs).  --rounds N takes N rounds of every pair instead.  The split-CPU
+resampled from real runs).  No round begins that would end past --pair-minutes (10) of its
+pair at the pace so far, so a pair as slow as lmbench's lat_connect on one CPU (minutes a
+round, waiting out dropped SYNs) may end before 6 rounds, without an interval; the script
+says so under its row.  --rounds N takes N rounds of every pair, however long.  The split-CPU
 pairs swing from round to round with the host's wake-ups of an idle CPU; there osmeter
 times 15 transfers a round, not 5, so that a run of three slow ones cannot move its
 median.  The lat_fs
@@ -459,8 +462,8 @@ def main():
     ap.add_argument("--max-rounds", type=int, default=40,
                     help="the most rounds a pair takes in the second stage (default 40)")
     ap.add_argument("--pair-minutes", type=float, default=10,
-                    help="the second stage takes no more rounds than fit in this many "
-                         "minutes per pair, at its first rounds' pace (default 10)")
+                    help="no round begins that would end past this many minutes of its "
+                         "pair, at the pace so far (default 10)")
     ap.add_argument("--enough-us", type=int, default=100000,
                     help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
     ap.add_argument("--reps", type=int, default=5,
