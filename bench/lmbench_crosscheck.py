@@ -425,7 +425,7 @@ def print_row(name, kind, theirs, ours, seconds, unlike, why):
     else:
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
-    digits = "%.3f" if ratio >= 0.1 else "%.2g"  # lat_connect's 0.0026 keeps two digits
+    digits = "%.3f" if ratio >= 0.1 else "%.3g"  # lat_connect's 0.00297 keeps three digits
     print("%-24s %9.1f %-4s %7.1f %-4s %6s %-13s %6d %5.0f %4.0f%% %4.0f%%  %-4s  %s" % (
         name, a, unit, b, unit, digits % ratio,
         "[%s, %s]" % (digits % interval[0], digits % interval[1]) if interval else "-",
