@@ -415,6 +415,27 @@ def planned_rounds(ratios, tolerance, most):
     return max(len(ratios), min(most, math.ceil(len(ratios) * (reach / tolerance) ** 2)))
 
 
+def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
+    """A pair's rounds: take_round() takes one and returns its ratio.  `fixed` rounds if
+    given; else FIRST_ROUNDS, then as many as planned_rounds asks.  No round begins that
+    would end past `budget` seconds at the pace so far: the cap depends on time, not on
+    the ratios, so the interval holds.  Returns (the ratios, the rounds wanted)."""
+    ratios, started = [], time.monotonic()
+
+    def take_up_to(rounds):
+        while len(ratios) < rounds:
+            spent = time.monotonic() - started
+            if ratios and spent + spent / len(ratios) > budget:
+                return
+            ratios.append(take_round())
+    wanted = fixed or FIRST_ROUNDS
+    take_up_to(wanted)
+    if not fixed and len(ratios) == FIRST_ROUNDS:
+        wanted = planned_rounds(ratios, tolerance, most)
+        take_up_to(wanted)
+    return ratios, wanted
+
+
 def print_row(name, kind, theirs, ours, seconds, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
     a, b = statistics.median(theirs), statistics.median(ours)
@@ -538,30 +559,20 @@ def main():
                 if argv[0] in SERVERS:
                     lm.server(argv[0], True)
 
-                # in two stages, no round begins that would end past --pair-minutes at the
-                # pace so far: the cap depends on time, not on the ratios, so the interval holds
+                def take_round():
+                    before = listen_overflows() if watch else 0
+                    theirs.append(lm.run(argv, placement, parse, len(theirs)))
+                    middle = listen_overflows() if watch else 0
+                    ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
+                    if watch:
+                        overflows[0] += middle - before
+                        overflows[1] += listen_overflows() - middle
+                    return ours[-1] / theirs[-1]
                 budget = float("inf") if args.rounds else args.pair_minutes * 60
                 started = time.monotonic()
-
-                def take_rounds(rounds):
-                    while len(theirs) < rounds:
-                        spent = time.monotonic() - started
-                        if theirs and spent + spent / len(theirs) > budget:
-                            return
-                        before = listen_overflows() if watch else 0
-                        theirs.append(lm.run(argv, placement, parse, len(theirs)))
-                        middle = listen_overflows() if watch else 0
-                        ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
-                        if watch:
-                            overflows[0] += middle - before
-                            overflows[1] += listen_overflows() - middle
                 try:
-                    wanted = args.rounds or FIRST_ROUNDS
-                    take_rounds(wanted)
-                    if not args.rounds and len(theirs) == FIRST_ROUNDS:
-                        wanted = planned_rounds([y / x for x, y in zip(theirs, ours)],
-                                                args.tolerance, args.max_rounds)
-                        take_rounds(wanted)
+                    _, wanted = two_stage_rounds(take_round, args.tolerance, args.max_rounds,
+                                                 budget, args.rounds)
                 finally:
                     if argv[0] in SERVERS:
                         lm.server(argv[0], False)

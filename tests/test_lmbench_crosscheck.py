@@ -74,9 +74,21 @@ def test_a_wide_pilot_takes_the_rounds_that_narrow_it_to_the_tolerance(crosschec
 
 
 def two_stage_rounds(crosscheck, draw, tolerance=0.03, most=40):
-    ratios = [draw() for _ in range(crosscheck.FIRST_ROUNDS)]
-    return ratios + [draw() for _ in range(crosscheck.planned_rounds(ratios, tolerance, most)
-                                           - len(ratios))]
+    return crosscheck.two_stage_rounds(draw, tolerance, most, float("inf"))[0]
+
+
+def test_fixed_rounds_take_that_many_and_no_second_stage(crosscheck):
+    ratios, wanted = crosscheck.two_stage_rounds(lambda: 1.0, 0.03, 40, float("inf"), fixed=3)
+    assert (len(ratios), wanted) == (3, 3)
+    ratios, wanted = crosscheck.two_stage_rounds(iter([0.5] + [1.0] * 39).__next__, 0.03, 40,
+                                                 float("inf"))
+    assert (len(ratios), wanted) == (40, 40)  # one far-off round in six: the second stage
+
+
+def test_no_round_begins_past_the_time_budget(crosscheck):
+    # a budget already spent after the first round: one round, and the 6 still wanted
+    ratios, wanted = crosscheck.two_stage_rounds(lambda: 1.0, 0.03, 40, budget=0.0)
+    assert (len(ratios), wanted) == (1, 6)
 
 
 def stop_at_first_narrow_interval(crosscheck, draw, tolerance=0.03, most=40):
