@@ -13,6 +13,14 @@ to the CPU osmeter measures on.
 * With the hog: at least 90% of the rows it disturbs (measurably slower than without
   it) are flagged disturbed, for "other processes".
 
+A VM's host can take cycles from the guest that the guest sees neither as other
+processes nor as steal: in one CI run, three runs in a row flagged 11-13 of 31 rows with
+others at 0.01 CPUs, and cpu.integer, a loop with no system call and no memory traffic,
+varied 6.2% between repetitions (under 3% while the host is quiet).  Such a run is not
+"at rest": the test judges the first three runs in which cpu.integer was steady (in the
+run and in a run of it alone just after), taking up to MOST_RUNS, and says so and skips
+if it finds fewer.
+
 The machine may not be quiet while this runs (other test suites, other users).  Before
 the runs the test measures, in windows of a few seconds, how much CPU time processes
 other than its own use, and waits a little for a quiet window; over the run without the
@@ -46,6 +54,12 @@ REPETITIONS = 5
 # them (osmeter's smallest disturbance): the machine is quiet enough to judge.
 QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
 WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
+# cpu.integer's run-to-run CV (5 repetitions of 66 ms at the quick size) above which the
+# CPU itself ran unevenly.  40 runs in a row on this idle guest (stop 38, steal 0) gave
+# 0.1-2.8% in 27 and 3.3-11.7% in 13, in bursts, where whole repetitions ran 10-20% slow;
+# the CI run that flagged 11-13 of 31 rows had 6.2% in its first run.
+STEADY_CPU = 0.03
+MOST_RUNS = 6             # runs as the machine is, to find three with the CPU steady
 SLOWER = 0.05             # a row the hog disturbs: slower by this and beyond its interval
 FLAG_RATE, FLAG_LEVEL = 0.10, 0.01   # the rate claimed at rest, and one run's level
 
@@ -86,9 +100,9 @@ def need_quiet(when: str, busy: float) -> None:
         busy, when, load))
 
 
-def measure(tmp_path, name: str) -> dict:
+def measure(tmp_path, name: str, benches=FIXED_SET) -> dict:
     out = tmp_path / (name + ".json")
-    r = osmeter("run", *FIXED_SET, "--preset", "quick", "--runs", REPETITIONS, "--quiet",
+    r = osmeter("run", *benches, "--preset", "quick", "--runs", REPETITIONS, "--quiet",
                 "--json", out, db=tmp_path / "db.sqlite", check=0, timeout=600,
                 env={"COLUMNS": "100"})
     doc = json.loads(out.read_text())
@@ -126,17 +140,30 @@ def start_hog(cpu: int, seconds: int) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code])
 
 
+def cpu_spread(doc) -> float | None:
+    """cpu.integer's run-to-run CV in a run: its loop has no system call and no memory
+    traffic beyond L1, so only the CPU itself can make it uneven."""
+    r = measured(doc).get(("cpu.integer", "rate", None))
+    return r["summary"]["cv"] if r else None
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """The fixed set three times as the machine is, then with the hog on the measuring
-    CPU."""
+    """The fixed set as the machine is, until three runs found the CPU steady (at most
+    MOST_RUNS), then with the hog on the measuring CPU."""
     tmp = tmp_path_factory.mktemp("disturbed")
     need_quiet("before the runs (the quietest %g s window)" % WINDOW_S, others_busy())
     quiet = []
-    for name in ("quiet", "quiet2", "quiet3"):
+    while sum(1 for doc in quiet if doc["steady"]) < 3 and len(quiet) < MOST_RUNS:
         before = monitor.Snapshot.take()
-        quiet.append(measure(tmp, name))
+        quiet.append(measure(tmp, "quiet%d" % len(quiet)))
         quiet[-1]["others_cpus"] = others_since(before)
+        # cpu.integer runs first in the set; once more after it, so that a slow moment
+        # of the host later in the run is seen too
+        spreads = [cpu_spread(quiet[-1]), cpu_spread(measure(tmp, "cpu%d" % len(quiet),
+                                                             ["cpu.integer"]))]
+        quiet[-1]["cpu_spreads"] = spreads
+        quiet[-1]["steady"] = all(c is not None and c <= STEADY_CPU for c in spreads)
     cpu = max(os.sched_getaffinity(0))       # the core pins to the last CPU it may use
     hog = start_hog(cpu, 600)
     try:
@@ -165,13 +192,27 @@ def test_on_the_machine_as_it_is_at_most_10_percent_of_rows_are_flagged(runs):
         counts.append((len(flagged), len(rows)))
         bad.update(flagged)
         assert count_line(doc) in " ".join(doc["stdout"].split())
-    middle, rows = sorted(counts)[1]
+    spreads = ", ".join("/".join("-" if c is None else "%.1f%%" % (100 * c)
+                                 for c in doc["cpu_spreads"]) for doc in quiet)
+    print("runs as the machine is flagged %s rows; cpu.integer varied %s (under %.0f%%: "
+          "steady)" % (", ".join("%d of %d" % c for c in counts), spreads, 100 * STEADY_CPU))
+    steady = [c for c, doc in zip(counts, quiet) if doc["steady"]]
+    if len(steady) < 3:
+        pytest.skip(
+            "cannot judge: the CPU ran unevenly in %d of %d runs (cpu.integer, a loop with "
+            "no system call and no memory traffic, varied %s between repetitions, where at "
+            "rest it varies under %.0f%%): the host took cycles that the guest sees neither "
+            "as other processes nor as steal" % (len(quiet) - len(steady), len(quiet),
+                                                 spreads, 100 * STEADY_CPU))
+    middle, rows = sorted(steady)[1]
     if middle > most_flags(rows):
         # Too many: a fault, unless other processes were busy meanwhile after all.
         need_quiet("during the runs without the hog, which flagged %s rows"
                    % ", ".join("%d of %d" % c for c in counts),
-                   max(doc["others_cpus"] for doc in quiet))
-    assert middle <= most_flags(rows), (counts, bad)
+                   max(doc["others_cpus"] for doc in quiet if doc["steady"]))
+        for key, texts in sorted(bad.items(), key=str):
+            print("flagged in run %d: %s %s %s: %s" % (key + ("; ".join(texts),)))
+    assert middle <= most_flags(rows), counts
 
 
 def test_a_hog_on_the_measuring_cpu_is_found_where_it_disturbs(runs):
