@@ -1,7 +1,12 @@
 """The comparison and the gate on real runs of this machine (issue 25's proof by example).
 
 Two runs of a few quick benchmarks, one after the other, nothing changed: no verdict
-and the gate passes.  The second run's syscall.* samples made 15% slower through export
+and the gate passes, in all but alpha (5%) of such pairs.  One pair cannot show a rate
+and fails by chance now and then (here 2 of 21 pairs gave a verdict, 1 an undecided
+gate, stop 38; one CI run failed on a "worse"), so the test makes PAIRS pairs, each in a
+store of its own as a user's first two runs are, and fails when more of them show a
+verdict, or a gate that does not pass, than a rate of 5% explains at level 1% (3 or more
+of 6: 0.2% at 5%, 1.6% at 10%; 46% at a rate of 40%, issue 25's).  The second run's syscall.* samples made 15% slower through export
 and import: the gate fails naming them.  Zeros in some repetitions: compare, report, the
 gate and every export succeed.
 
@@ -15,6 +20,7 @@ the slowdown test skips with the flags instead of failing.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -23,6 +29,7 @@ import pytest
 
 from clirun import osmeter
 from osmeter import flags, monitor, stats
+from osmeter import significance as sig
 from osmeter.model import Result, Sample
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -32,6 +39,7 @@ SUBSET = ("syscall.getpid", "syscall.read", "syscall.stat", "lat.signal", "threa
           "cpu.integer")
 SCALED = "syscall."
 MAX_OTHERS = 0.1          # CPUs' worth of other processes' time: quiet enough
+PAIRS = 6                 # A/A pairs of runs, each in a store of its own
 
 
 def others_busy(seconds: float = 3.0) -> float:
@@ -42,15 +50,37 @@ def others_busy(seconds: float = 3.0) -> float:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
-    """(tmp dir, store, what other processes used before the runs in CPUs)."""
+def aa_pairs(tmp_path_factory):
+    """([(tmp dir, store)] of PAIRS pairs of runs a1 and a2, what other processes used
+    before and during the runs in CPUs, the larger)."""
     busy = others_busy()
-    tmp = tmp_path_factory.mktemp("real")
-    db = tmp / "db.sqlite"
-    for label in ("a1", "a2"):
-        osmeter("run", *SUBSET, "--preset", "quick", "--runs", "5", "--label", label,
-                "--quiet", db=db, check=0, timeout=900)
-    return tmp, db, busy
+    before = monitor.Snapshot.take()
+    pairs = []
+    for i in range(PAIRS):
+        tmp = tmp_path_factory.mktemp("real%d" % i)
+        db = tmp / "db.sqlite"
+        for label in ("a1", "a2"):
+            osmeter("run", *SUBSET, "--preset", "quick", "--runs", "5", "--label", label,
+                    "--quiet", db=db, check=0, timeout=900)
+        pairs.append((tmp, db))
+    seen = monitor.between(before, monitor.Snapshot.take())
+    return pairs, max(busy, (seen.other_cpu_s or 0.0) / seen.wall_s)
+
+
+@pytest.fixture(scope="module")
+def two_runs(aa_pairs):
+    """(tmp dir, store, what other processes used) of the first pair."""
+    pairs, busy = aa_pairs
+    return pairs[0] + (busy,)
+
+
+def most_pairs(pairs: int, rate: float = sig.ALPHA, level: float = 0.01) -> int:
+    """The most pairs of `pairs` that a rate of `rate` explains: one more has a binomial
+    upper tail of at most `level`."""
+    def tail(k):
+        return sum(math.comb(pairs, i) * rate ** i * (1 - rate) ** (pairs - i)
+                   for i in range(k, pairs + 1))
+    return next(k for k in range(pairs + 1) if tail(k + 1) <= level)
 
 
 def need_quiet(busy: float) -> None:
@@ -89,16 +119,28 @@ def _scaled_copy(tmp, db, ref: str, label: str, edit) -> str:
     return label
 
 
-def test_two_runs_minutes_apart_give_no_verdict_and_the_gate_passes(two_runs):
-    tmp, db, busy = two_runs
+def test_most_pairs_is_the_binomial_bound():
+    assert most_pairs(6) == 2 and most_pairs(6, rate=0.4) == 5 and most_pairs(12) == 3
+
+
+def test_two_runs_minutes_apart_rarely_give_a_verdict_and_the_gate_passes(aa_pairs):
+    pairs, busy = aa_pairs
     need_quiet(busy)
-    r = osmeter("compare", "a1", "a2", "--fail-on-slower", "10", "--json", db=db)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    words = [c["verdict"]["word"] for row in doc["rows"] for c in row["cells"]
-             if c and c.get("verdict")]
-    assert not [w for w in words if w in ("better", "worse")], words
-    assert doc["regression_gate"]["outcome"] == "pass"
+    verdicts, gates = [], []
+    for tmp, db in pairs:
+        r = osmeter("compare", "a1", "a2", "--fail-on-slower", "10", "--json", db=db)
+        assert r.returncode in (0, 1, 3), r.stderr
+        doc = json.loads(r.stdout)
+        verdicts.append(["%s %s %s (ratio %s)" % (row["bench"], row["metric"],
+                                                  c["verdict"]["word"], c.get("ratio"))
+                         for row in doc["rows"] for c in row["cells"]
+                         if c and c.get("verdict") and c["verdict"]["word"] in ("better",
+                                                                                "worse")])
+        gates.append(doc["regression_gate"]["outcome"])
+        assert (r.returncode == 0) == (gates[-1] == "pass")
+    print("A/A pairs: verdicts %s; gates %s" % (verdicts, gates))
+    assert sum(1 for v in verdicts if v) <= most_pairs(len(pairs)), verdicts
+    assert sum(1 for g in gates if g != "pass") <= most_pairs(len(pairs)), gates
 
 
 def test_a_family_15_percent_slower_fails_the_gate_naming_its_rows(two_runs):
