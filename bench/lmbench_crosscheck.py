@@ -220,7 +220,11 @@ PAIRS = [
     ("lat_fs 10K delete", "lat", ["lat_fs", "-s", "10k", "{fsdir}"], lat_fs_per_file(10, 2),
      "fs.crtdel.batch", {"sizes": "10k", "files": DELETE_FILES, "dir": "{fsdir}"}, "delete",
      10240, "same", None, DELETE_COUNT),
-    ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-t", "8", "64"], lat_mem_rd_at(8.0),
+    # lmbench walks every size from 512 bytes to 8 MB: with -N 5 a round took 47 s and only
+    # 12 fit in --pair-minutes; one walk a round (-N 1) takes 10 s, and the rounds'
+    # median stands in for lmbench's median of 5
+    ("lat_mem_rd 8 MB -t", "lat", ["lat_mem_rd", "-N", "1", "-t", "8", "64"],
+     lat_mem_rd_at(8.0),
      "mem.latency", {"sizes": "8m"}, "latency", 8 * 2 ** 20, "same", None, ""),
     ("bw_pipe", "bw", ["bw_pipe"], mbps, "net.pipe_bw", {}, "bandwidth", None, "same", None, ""),
     # Across two CPUs both tools swing from round to round here (SD 5-10%), likely with how
@@ -282,9 +286,8 @@ class Lmbench:
     def cmd(self, argv, placement):
         exe = [os.path.join(self.bindir, argv[0])] + [
             a.format(scratch=self.scratch, fsdir=self.fsdir) for a in argv[1:]]
-        if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")):  # lmbench's repetitions
-                                                                  # (its default: 11)
-            exe[1:1] = ["-N", str(self.reps)]
+        if not (argv[0] in SERVERS and argv[1][:2] in ("-s", "-S")) and "-N" not in argv:
+            exe[1:1] = ["-N", str(self.reps)]  # lmbench's repetitions (its default: 11)
         return exe if placement == "split" else ["taskset", "-c", self.cpu] + exe
 
     def run(self, argv, placement, parse, round_):
@@ -415,25 +418,43 @@ def planned_rounds(ratios, tolerance, most):
     return max(len(ratios), min(most, math.ceil(len(ratios) * (reach / tolerance) ** 2)))
 
 
-def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
-    """A pair's rounds: take_round() takes one and returns its ratio.  `fixed` rounds if
-    given; else FIRST_ROUNDS, then as many as planned_rounds asks.  No round begins that
-    would end past `budget` seconds at the pace so far: the cap depends on time, not on
-    the ratios, so the interval holds.  Returns (the ratios, the rounds wanted)."""
-    ratios, started = [], time.monotonic()
+def rounds_in_visits(take_round, tolerance, most, budget, fixed=0, visits=1):
+    """A pair's rounds, as a generator that yields between its visits and returns (the
+    ratios, the rounds wanted): take_round() takes one round and returns its ratio.
+
+    The first visit takes FIRST_ROUNDS and plans the rest (planned_rounds), or takes
+    `fixed` / `visits` of `fixed` rounds; the others share the rest evenly.  No round
+    begins that would end past `budget` seconds spent in the pair's rounds, at the pace so
+    far: the cap depends on time, not on the ratios, so the interval holds."""
+    ratios, spent = [], 0.0
 
     def take_up_to(rounds):
+        nonlocal spent
         while len(ratios) < rounds:
-            spent = time.monotonic() - started
             if ratios and spent + spent / len(ratios) > budget:
                 return
+            started = time.monotonic()
             ratios.append(take_round())
+            spent += time.monotonic() - started
     wanted = fixed or FIRST_ROUNDS
-    take_up_to(wanted)
+    take_up_to(math.ceil(fixed / visits) if fixed else FIRST_ROUNDS)
     if not fixed and len(ratios) == FIRST_ROUNDS:
         wanted = planned_rounds(ratios, tolerance, most)
-        take_up_to(wanted)
+    first = len(ratios)
+    for visit in range(1, visits):
+        yield
+        take_up_to(first + math.ceil((wanted - first) * visit / (visits - 1)))
+    take_up_to(wanted)
     return ratios, wanted
+
+
+def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
+    """rounds_in_visits in one visit: (the ratios, the rounds wanted)."""
+    try:
+        next(rounds_in_visits(take_round, tolerance, most, budget, fixed))
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("one visit yields nothing")
 
 
 def print_row(name, kind, theirs, ours, seconds, unlike, why):
@@ -469,6 +490,63 @@ def explain_select(bindir, scratch):
           % (len(calls), calls[-1] if calls else "none seen"))
 
 
+def pair_visits(pair, lm, cpu, fsdir, scratch, ext4_skips_deleted, args):
+    """One pair's rounds in args.visits visits, as a generator that yields between them
+    (rounds_in_visits); it prints the pair's row after its last visit."""
+    name, kind, argv, parse, bench, params, metric, x, placement, unlike, why = pair
+    if why == EXT4_CREATE and not ext4_skips_deleted:
+        why = ""
+    theirs, ours, at = [], [], []
+    # lat_connect's evidence: listen-queue overflows during each tool's rounds
+    watch = argv[0] == "lat_connect" and listen_overflows() is not None
+    overflows = [0, 0]
+
+    def take_round():
+        before = listen_overflows() if watch else 0
+        theirs.append(lm.run(argv, placement, parse, len(theirs)))
+        middle = listen_overflows() if watch else 0
+        ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
+        if watch:
+            overflows[0] += middle - before
+            overflows[1] += listen_overflows() - middle
+        at.append(round(time.time(), 1))
+        return ours[-1] / theirs[-1]
+    budget = float("inf") if args.rounds else args.pair_minutes * 60
+    rounds = rounds_in_visits(take_round, args.tolerance, args.max_rounds, budget,
+                              args.rounds, args.visits)
+    spent = 0.0
+    while True:
+        if argv[0] in SERVERS:
+            lm.server(argv[0], True)
+        started = time.monotonic()
+        try:
+            next(rounds)
+        except StopIteration as done:
+            _, wanted = done.value
+            break
+        finally:
+            if argv[0] in SERVERS:
+                lm.server(argv[0], False)
+            spent += time.monotonic() - started
+        yield
+    print_row(name, kind, theirs, ours, spent, unlike, why)
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps({"pair": name, "lmbench": theirs, "osmeter": ours,
+                                "ended": at, "seconds": round(spent, 1)}) + "\n")
+    if len(theirs) < wanted:
+        print("  %d rounds, not the %d asked for: %.0f s a round, --pair-minutes %g"
+              % (len(theirs), wanted, spent / len(theirs), args.pair_minutes))
+    if argv[0] == "lat_pagefault":
+        faults, pages = faults_per_touch(os.path.join(scratch, argv[1]))
+        print("  %s touched as lat_pagefault does: %d minor faults for %d pages "
+              "(getrusage), %.0f pages mapped per fault"
+              % (argv[1], faults, pages, pages / max(faults, 1)))
+    if watch:
+        print("  listen-queue overflows (TcpExt ListenOverflows) in %d rounds: "
+              "%d during lmbench's, %d during osmeter's" % (len(theirs), *overflows))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1],
                                  epilog=__doc__.split("\n\n", 1)[1],
@@ -485,12 +563,19 @@ def main():
     ap.add_argument("--pair-minutes", type=float, default=10,
                     help="no round begins that would end past this many minutes of its "
                          "pair, at the pace so far (default 10)")
+    ap.add_argument("--visits", type=int, default=1,
+                    help="take each pair's rounds in this many visits, the run going over "
+                         "every pair once per visit (default 1: all of a pair's rounds at "
+                         "once)")
     ap.add_argument("--enough-us", type=int, default=100000,
                     help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
     ap.add_argument("--reps", type=int, default=5,
                     help="lmbench's -N: repetitions per run, it reports their median (default 5)")
     ap.add_argument("--only", default="", help="comma-separated pair names (default all)")
     ap.add_argument("--skip", default="", help="comma-separated pair names to leave out")
+    ap.add_argument("--json", default=None,
+                    help="append every pair's rounds to this file, a JSON line a pair: "
+                         "both tools' figures and when each round ended (Unix time)")
     ap.add_argument("--explain", action="store_true", help="also strace lmbench's select")
     ap.add_argument("--dir", default=None,
                     help="where the lat_fs pairs create and delete their files (default: "
@@ -507,8 +592,8 @@ def main():
         raise SystemExit("%s is not built: run make -C core" % CORE)
     if not shutil.which("taskset"):
         raise SystemExit("taskset is not installed (util-linux)")
-    if args.rounds < 0 or args.reps < 1 or args.enough_us < 1:
-        ap.error("--rounds, --reps and --enough-us must be positive")
+    if args.rounds < 0 or args.reps < 1 or args.enough_us < 1 or args.visits < 1:
+        ap.error("--rounds, --reps, --enough-us and --visits must be positive")
     if not 0 < args.tolerance < 1 or args.max_rounds < FIRST_ROUNDS or args.pair_minutes <= 0:
         ap.error("--tolerance must lie between 0 and 1, --max-rounds be at least %d and "
                  "--pair-minutes be positive" % FIRST_ROUNDS)
@@ -517,6 +602,11 @@ def main():
     unknown = (only | skip) - {p[0] for p in PAIRS}
     if unknown:
         ap.error("unknown pair(s): %s" % ", ".join(sorted(unknown)))
+    if args.json:
+        try:
+            open(args.json, "a").close()
+        except OSError as e:
+            ap.error("--json %s: %s" % (args.json, e.strerror))
     if args.dir is not None and not (os.path.isdir(args.dir) and os.access(args.dir, os.W_OK)):
         ap.error("--dir %s is not a writable directory" % args.dir)
     pairs = [p for p in PAIRS if (not only or p[0] in only) and p[0] not in skip]
@@ -548,47 +638,14 @@ def main():
             "pair (lmbench)", "lmbench", "osmeter", "ratio", "95% interval", "rounds", "s",
             "spread lm os", "±10%", "like for like? / why"))
         try:
-            for name, kind, argv, parse, bench, params, metric, x, placement, unlike, why \
-                    in pairs:
-                if why == EXT4_CREATE and not ext4_skips_deleted:
-                    why = ""
-                theirs, ours = [], []
-                # lat_connect's evidence: listen-queue overflows during each tool's rounds
-                watch = argv[0] == "lat_connect" and listen_overflows() is not None
-                overflows = [0, 0]
-                if argv[0] in SERVERS:
-                    lm.server(argv[0], True)
-
-                def take_round():
-                    before = listen_overflows() if watch else 0
-                    theirs.append(lm.run(argv, placement, parse, len(theirs)))
-                    middle = listen_overflows() if watch else 0
-                    ours.append(osmeter(cpu, bench, params, metric, x, placement, fsdir))
-                    if watch:
-                        overflows[0] += middle - before
-                        overflows[1] += listen_overflows() - middle
-                    return ours[-1] / theirs[-1]
-                budget = float("inf") if args.rounds else args.pair_minutes * 60
-                started = time.monotonic()
-                try:
-                    _, wanted = two_stage_rounds(take_round, args.tolerance, args.max_rounds,
-                                                 budget, args.rounds)
-                finally:
-                    if argv[0] in SERVERS:
-                        lm.server(argv[0], False)
-                spent = time.monotonic() - started
-                print_row(name, kind, theirs, ours, spent, unlike, why)
-                if len(theirs) < wanted:
-                    print("  %d rounds, not the %d asked for: %.0f s a round, --pair-minutes %g"
-                          % (len(theirs), wanted, spent / len(theirs), args.pair_minutes))
-                if argv[0] == "lat_pagefault":
-                    faults, pages = faults_per_touch(os.path.join(scratch, argv[1]))
-                    print("  %s touched as lat_pagefault does: %d minor faults for %d pages "
-                          "(getrusage), %.0f pages mapped per fault"
-                          % (argv[1], faults, pages, pages / max(faults, 1)))
-                if watch:
-                    print("  listen-queue overflows (TcpExt ListenOverflows) in %d rounds: "
-                          "%d during lmbench's, %d during osmeter's" % (len(theirs), *overflows))
+            runs = [pair_visits(pair, lm, cpu, fsdir, scratch, ext4_skips_deleted, args)
+                    for pair in pairs]
+            for visit in range(1, args.visits + 1):
+                for run in runs:
+                    next(run, None)
+                if visit < args.visits:
+                    print("visit %d of %d to every pair done at %s" % (
+                        visit, args.visits, time.strftime("%H:%M:%S")), flush=True)
         finally:
             if placed_hello:
                 os.unlink("/tmp/hello")

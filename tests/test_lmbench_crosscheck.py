@@ -6,6 +6,7 @@ import math
 import pathlib
 import random
 import statistics
+import time
 
 import pytest
 
@@ -89,6 +90,50 @@ def test_no_round_begins_past_the_time_budget(crosscheck):
     # a budget already spent after the first round: one round, and the 6 still wanted
     ratios, wanted = crosscheck.two_stage_rounds(lambda: 1.0, 0.03, 40, budget=0.0)
     assert (len(ratios), wanted) == (1, 6)
+
+
+def visits_of(crosscheck, replayed, **kw):
+    """Replays `replayed` as the rounds of rounds_in_visits(**kw): the rounds taken at the
+    end of each visit but the last, and its result."""
+    taken, replay = [], iter(replayed)
+
+    def take_round():
+        taken.append(next(replay))
+        return taken[-1]
+    generator = crosscheck.rounds_in_visits(take_round, 0.03, 40, float("inf"), **kw)
+    ends = []
+    while True:
+        try:
+            next(generator)
+        except StopIteration as done:
+            return ends, done.value
+        ends.append(len(taken))
+
+
+def test_visits_take_the_pilot_first_and_share_the_rest_evenly(crosscheck):
+    # the pilot of the wide test above asks for 17 rounds in all: 6, then 11 over 2 visits
+    pilot = [0.95, 1.0, 1.0, 1.0, 1.0, 1.03]
+    ends, (ratios, wanted) = visits_of(crosscheck, pilot + [1.0] * 34, visits=3)
+    assert ends == [6, 12] and (len(ratios), wanted) == (17, 17)
+    # a narrow pilot asks no more: later visits take nothing
+    ends, (ratios, wanted) = visits_of(crosscheck, [1.0] * 6, visits=4)
+    assert ends == [6, 6, 6] and (len(ratios), wanted) == (6, 6)
+    # fixed rounds are shared from the first visit
+    ends, (ratios, wanted) = visits_of(crosscheck, [1.0] * 9, fixed=9, visits=3)
+    assert ends == [3, 6] and (len(ratios), wanted) == (9, 9)
+
+
+def test_the_time_between_visits_does_not_count_against_the_budget(crosscheck):
+    def slow_round():           # 20 ms a round; a budget of 0.5 s holds 20 of them or so
+        time.sleep(0.02)
+        return 1.0
+    rounds = crosscheck.rounds_in_visits(slow_round, 0.03, 12, 0.5, fixed=12, visits=3)
+    for _ in range(2):
+        next(rounds)
+        time.sleep(0.3)         # other pairs' visits: 0.6 s in all, more than the budget
+    with pytest.raises(StopIteration) as done:
+        next(rounds)
+    assert len(done.value.value[0]) == 12
 
 
 def stop_at_first_narrow_interval(crosscheck, draw, tolerance=0.03, most=40):
