@@ -3,7 +3,7 @@
 
     python3 bench/lmbench_crosscheck.py LMBENCH_BIN_DIR [--only NAME,...] [--dir DIR] [--cpu N]
                                         [--tolerance F] [--max-rounds N] [--pair-minutes M]
-                                        [--rounds N]
+                                        [--rounds N] [--visits N] [--json FILE]
 
 LMBENCH_BIN_DIR is the directory of lmbench's built programs (bin/<os>/ of an lmbench 3
 tree).  osmeter does not ship lmbench (GPL 2 with its own terms: read its COPYING-2
@@ -32,24 +32,35 @@ first narrow one would not: tests/test_lmbench_crosscheck.py simulates both on r
 resampled from real runs).  No round begins that would end past --pair-minutes (10) of its
 pair at the pace so far, so a pair as slow as lmbench's lat_connect on one CPU (minutes a
 round, waiting out dropped SYNs) may end before 6 rounds, without an interval; the script
-says so under its row.  --rounds N takes N rounds of every pair, however long.  The split-CPU
-pairs swing from round to round with the host's wake-ups of an idle CPU; there osmeter
-times 15 transfers a round, not 5, so that a run of three slow ones cannot move its
-median.  The lat_fs
-pairs work in --dir (default: the scratch directory under $TMPDIR), whose file system the
-script names first.  lat_pagefault runs on two 8 MB files, one written in one write() and
-one in 4 KB writes, and under each the script counts the minor faults of its own pass over
-the file in lmbench's pattern: the kernel may map many pages per fault, which lmbench's
-per-page figure does not show.
+says so under its row.  --rounds N takes N rounds of every pair, however long.
+
+A pair's rounds are taken in --visits (10) visits: the run goes over every pair 10 times,
+the first visit taking the first stage and the others sharing the rest, so that a pair's
+rounds sample the whole run, not the few minutes one sitting would take (the table comes
+after the last visit).  On this VM the split-CPU pairs' ratio moves with the host for
+minutes at a time: 48 rounds in 12 visits over 28 minutes varied by 3.1-3.4% (SD) from
+visit to visit beyond the 8.5% from round to round within a visit, and at that two runs of
+40 rounds back to back would differ by more than 5% in 31-36% of cases, two runs of 40
+rounds in 10 visits in 7-9% (a normal model of the two parts; one experiment, in which the
+visit-to-visit part alone is not significant: F = 1.5-1.6, p = 0.13-0.17).  With --only
+one pair, its visits follow each other and spread nothing.  --json FILE keeps every round
+of both tools, with the time it ended.  Across two CPUs osmeter times 15 transfers a
+round, not 5, so that a run of three slow ones cannot move its median.
+
+The lat_fs pairs work in --dir (default: the scratch directory under $TMPDIR), whose file
+system the script names first.  lat_pagefault runs on two 8 MB files, one written in one
+write() and one in 4 KB writes, and under each the script counts the minor faults of its
+own pass over the file in lmbench's pattern: the kernel may map many pages per fault,
+which lmbench's per-page figure does not show.
 
 The table gives each tool's median, the ratio osmeter/lmbench (the median of the rounds'
 ratios: a round holds one figure of each, seconds apart, so a drift of the machine that
 moves both cancels) with its distribution-free 95% interval (order statistics of the
 rounds' ratios; 6 rounds or more), each tool's spread over its rounds ((max - min) /
 median), and for a like-for-like pair a verdict on the ratio (within +-10%); every other
-pair says why it is not like for like, and the column "why" says
-what explains a ratio outside +-10% (the evidence, strace / perf / disassembly, is in the
-note of issue 30 and, for select, in --explain).
+pair says why it is not like for like, and the column "why" says what explains a ratio
+outside +-10% (the evidence, strace / perf / disassembly, is in the note of issue 30 and,
+for select, in --explain).
 """
 from __future__ import annotations
 
@@ -563,10 +574,10 @@ def main():
     ap.add_argument("--pair-minutes", type=float, default=10,
                     help="no round begins that would end past this many minutes of its "
                          "pair, at the pace so far (default 10)")
-    ap.add_argument("--visits", type=int, default=1,
+    ap.add_argument("--visits", type=int, default=10,
                     help="take each pair's rounds in this many visits, the run going over "
-                         "every pair once per visit (default 1: all of a pair's rounds at "
-                         "once)")
+                         "every pair once per visit (default 10; 1: all of a pair's rounds "
+                         "at once)")
     ap.add_argument("--enough-us", type=int, default=100000,
                     help="lmbench's ENOUGH: microseconds per timed interval (default 0.1 s)")
     ap.add_argument("--reps", type=int, default=5,
