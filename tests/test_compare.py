@@ -452,10 +452,14 @@ def test_cli_compare_from_the_store(tmp_path, capsys):
     assert "| syscall.getpid" in capsys.readouterr().out
 
 
-def test_real_aa_smoke_runs_never_fail_the_gate(tmp_path):
-    """Two smoke runs of this machine, one after the other: the gate passes or says it
-    cannot tell; where it fails, the two runs really differed, and on this shared
-    machine only because something disturbed them: every failing row says so."""
+def test_real_aa_smoke_runs_never_fail_the_gate_by_20_percent(tmp_path):
+    """Two smoke runs of this machine, one after the other: the gate passes, says it
+    cannot tell, or fails naming its rows.  At 0% and 5% a failure is a false alarm the
+    gate allows in alpha of such pairs, and more where the VM's host moves one run but not
+    the other, which the guest cannot see (one CI run failed here at 0%; the rate is
+    judged on 6 pairs by tests/test_gate_real.py).  At 20% a failure means the runs
+    really differed by 20%, which on this machine only a disturbance the run saw can do:
+    every failing row says so."""
     from clirun import osmeter
     db = tmp_path / "aa.sqlite"
     for label in ("first", "second"):
@@ -464,9 +468,12 @@ def test_real_aa_smoke_runs_never_fail_the_gate(tmp_path):
     for pct in ("0", "5", "20"):
         r = osmeter("compare", "first", "second", "--fail-on-slower", pct, db=db)
         failed = [x for x in r.stderr.splitlines() if x.startswith("osmeter: regression:")]
-        assert r.returncode in (0, 3) or (
-            r.returncode == 1 and all("disturbed in" in x for x in failed)), \
-            r.stdout + r.stderr
+        assert r.returncode in (0, 1, 3), r.stdout + r.stderr
+        if r.returncode == 1:
+            assert failed, r.stderr
+        if pct == "20":
+            assert r.returncode != 1 or all("disturbed in" in x for x in failed), \
+                r.stdout + r.stderr
         assert "Regression gate" in r.stdout and "gate " in r.stderr
 
 
