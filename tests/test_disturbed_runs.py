@@ -13,9 +13,9 @@ to the CPU osmeter measures on.
 * With the hog: at least 90% of the rows it disturbs (measurably slower than without
   it) are flagged disturbed, for "other processes".
 
-A VM's host can take cycles from the guest that the guest sees neither as other
-processes nor as steal: in one CI run, three runs in a row flagged 11-13 of 31 rows with
-others at 0.01 CPUs, and cpu.integer, a loop with no system call and no memory traffic,
+A VM's host can take cycles from the guest that osmeter's monitor counts neither as
+other processes' nor as steal: in one CI run, three runs in a row flagged 11-13 of 31 rows
+(those its log showed: imprecise) with others at 0.01 CPUs, and cpu.integer, a loop with no system call and no memory traffic,
 varied 6.2% between repetitions (under 3% while the host is quiet).  Such a run is not
 "at rest": the test judges the first three runs in which cpu.integer was steady (in the
 run and in a run of it alone just after), taking up to MOST_RUNS, and says so and skips
@@ -55,7 +55,7 @@ REPETITIONS = 5
 QUIET_SHARE = monitor.MIN_EFFECT / (1 + monitor.MIN_EFFECT)
 WINDOW_S, WINDOWS = 3.0, 5   # look for a quiet window this long, this many times at most
 # cpu.integer's run-to-run CV (5 repetitions of 66 ms at the quick size) above which the
-# CPU itself ran unevenly.  40 runs in a row on this idle guest (stop 38, steal 0) gave
+# CPU itself ran unevenly.  40 runs in a row on this idle guest (stop 38) gave
 # 0.1-2.8% in 27 and 3.3-11.7% in 13, in bursts, where whole repetitions ran 10-20% slow;
 # the CI run that flagged 11-13 of 31 rows had 6.2% in its first run.
 STEADY_CPU = 0.03
@@ -201,8 +201,8 @@ def test_on_the_machine_as_it_is_at_most_10_percent_of_rows_are_flagged(runs):
         pytest.skip(
             "cannot judge: the CPU ran unevenly in %d of %d runs (cpu.integer, a loop with "
             "no system call and no memory traffic, varied %s between repetitions, where at "
-            "rest it varies under %.0f%%): the host took cycles that the guest sees neither "
-            "as other processes nor as steal" % (len(quiet) - len(steady), len(quiet),
+            "rest it varies under %.0f%%): a VM's host can take cycles that the guest counts "
+            "neither as other processes' nor as steal" % (len(quiet) - len(steady), len(quiet),
                                                  spreads, 100 * STEADY_CPU))
     middle, rows = sorted(steady)[1]
     if middle > most_flags(rows):

@@ -2,12 +2,12 @@
 
 Two runs of a few quick benchmarks, one after the other, nothing changed: no verdict
 and the gate passes, in all but alpha (5%) of such pairs.  One pair cannot show a rate
-and fails by chance now and then (here 2 of 21 pairs gave a verdict, 1 an undecided
+and fails by chance now and then (here 2 of 30 pairs gave a verdict and 2 an undecided
 gate, stop 38; one CI run failed on a "worse"), so the test makes PAIRS pairs, each in a
 store of its own as a user's first two runs are, and fails when more of them show a
 verdict, or a gate that does not pass, than a rate of 5% explains at level 1% (3 or more
-of 6: 0.2% at 5%, 1.6% at 10%; 46% at a rate of 40%, issue 25's).  The second run's syscall.* samples made 15% slower through export
-and import: the gate fails naming them.  Zeros in some repetitions: compare, report, the
+of 6: 0.2% at 5%, 1.6% at 10%; 46% at a rate of 40%, issue 25's).  The second run's
+syscall.* samples made 15% slower through export and import: the gate fails naming them.  Zeros in some repetitions: compare, report, the
 gate and every export succeed.
 
 Two runs of one machine only agree when nothing else moves it: on a busy machine (other
