@@ -459,13 +459,19 @@ def rounds_in_visits(take_round, tolerance, most, budget, fixed=0, visits=1):
     return ratios, wanted
 
 
-def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
-    """rounds_in_visits in one visit: (the ratios, the rounds wanted)."""
+def next_visit(rounds):
+    """Takes the next visit of a rounds_in_visits generator: its result (the ratios, the
+    rounds wanted) after the last visit, else None."""
     try:
-        next(rounds_in_visits(take_round, tolerance, most, budget, fixed))
+        next(rounds)
     except StopIteration as done:
         return done.value
-    raise AssertionError("one visit yields nothing")
+    return None
+
+
+def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
+    """rounds_in_visits in one visit: (the ratios, the rounds wanted)."""
+    return next_visit(rounds_in_visits(take_round, tolerance, most, budget, fixed))
 
 
 def print_row(name, kind, theirs, ours, seconds, unlike, why):
@@ -525,21 +531,20 @@ def pair_visits(pair, lm, cpu, fsdir, scratch, ext4_skips_deleted, args):
     budget = float("inf") if args.rounds else args.pair_minutes * 60
     rounds = rounds_in_visits(take_round, args.tolerance, args.max_rounds, budget,
                               args.rounds, args.visits)
-    spent = 0.0
-    while True:
+    spent, done = 0.0, None
+    while done is None:
         if argv[0] in SERVERS:
             lm.server(argv[0], True)
         started = time.monotonic()
         try:
-            next(rounds)
-        except StopIteration as done:
-            _, wanted = done.value
-            break
+            done = next_visit(rounds)
         finally:
             if argv[0] in SERVERS:
                 lm.server(argv[0], False)
             spent += time.monotonic() - started
-        yield
+        if done is None:
+            yield
+    wanted = done[1]
     print_row(name, kind, theirs, ours, spent, unlike, why)
     if args.json:
         with open(args.json, "a") as f:

@@ -43,6 +43,7 @@ import pytest
 
 from osmeter import flags, monitor
 from osmeter.model import Result
+from binomial import most_explained
 from clirun import osmeter
 
 FIXED_SET = ["cpu.integer", "syscall.getpid", "syscall.stat", "lat.signal",
@@ -125,12 +126,8 @@ def count_line(doc) -> str:
 
 
 def most_flags(rows: int, rate: float = FLAG_RATE, level: float = FLAG_LEVEL) -> int:
-    """The most flagged rows of `rows` that a flag rate of `rate` explains: one more has
-    a binomial upper tail of at most `level`."""
-    def tail(k):
-        return sum(math.comb(rows, i) * rate ** i * (1 - rate) ** (rows - i)
-                   for i in range(k, rows + 1))
-    return next(k for k in range(rows + 1) if tail(k + 1) <= level)
+    """The most flagged rows of `rows` that a flag rate of `rate` explains at `level`."""
+    return most_explained(rows, rate, level)
 
 
 def start_hog(cpu: int, seconds: int) -> subprocess.Popen:

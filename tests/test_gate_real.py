@@ -20,13 +20,13 @@ the slowdown test skips with the flags instead of failing.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
 
 import pytest
 
+from binomial import most_explained
 from clirun import osmeter
 from osmeter import flags, monitor, stats
 from osmeter import significance as sig
@@ -75,12 +75,8 @@ def two_runs(aa_pairs):
 
 
 def most_pairs(pairs: int, rate: float = sig.ALPHA, level: float = 0.01) -> int:
-    """The most pairs of `pairs` that a rate of `rate` explains: one more has a binomial
-    upper tail of at most `level`."""
-    def tail(k):
-        return sum(math.comb(pairs, i) * rate ** i * (1 - rate) ** (pairs - i)
-                   for i in range(k, pairs + 1))
-    return next(k for k in range(pairs + 1) if tail(k + 1) <= level)
+    """The most pairs of `pairs` that a rate of `rate` explains at `level`."""
+    return most_explained(pairs, rate, level)
 
 
 def need_quiet(busy: float) -> None:

@@ -6,7 +6,6 @@ import math
 import pathlib
 import random
 import statistics
-import time
 
 import pytest
 
@@ -102,12 +101,9 @@ def visits_of(crosscheck, replayed, **kw):
         return taken[-1]
     generator = crosscheck.rounds_in_visits(take_round, 0.03, 40, float("inf"), **kw)
     ends = []
-    while True:
-        try:
-            next(generator)
-        except StopIteration as done:
-            return ends, done.value
+    while (done := crosscheck.next_visit(generator)) is None:
         ends.append(len(taken))
+    return ends, done
 
 
 def test_visits_take_the_pilot_first_and_share_the_rest_evenly(crosscheck):
@@ -123,17 +119,18 @@ def test_visits_take_the_pilot_first_and_share_the_rest_evenly(crosscheck):
     assert ends == [3, 6] and (len(ratios), wanted) == (9, 9)
 
 
-def test_the_time_between_visits_does_not_count_against_the_budget(crosscheck):
-    def slow_round():           # 20 ms a round; a budget of 0.5 s holds 20 of them or so
-        time.sleep(0.02)
+def test_the_time_between_visits_does_not_count_against_the_budget(crosscheck, monkeypatch):
+    clock = [0.0]               # a clock of our own: a round takes 1 s, a visit's gap 100 s
+    monkeypatch.setattr(crosscheck.time, "monotonic", lambda: clock[0])
+
+    def one_second_round():
+        clock[0] += 1.0
         return 1.0
-    rounds = crosscheck.rounds_in_visits(slow_round, 0.03, 12, 0.5, fixed=12, visits=3)
-    for _ in range(2):
-        next(rounds)
-        time.sleep(0.3)         # other pairs' visits: 0.6 s in all, more than the budget
-    with pytest.raises(StopIteration) as done:
-        next(rounds)
-    assert len(done.value.value[0]) == 12
+    rounds = crosscheck.rounds_in_visits(one_second_round, 0.03, 12, 20.0, fixed=12,
+                                         visits=3)
+    while (done := crosscheck.next_visit(rounds)) is None:
+        clock[0] += 100.0       # other pairs' visits: far more than the 20 s budget
+    assert len(done[0]) == 12   # 12 s of its own rounds, within the budget
 
 
 def stop_at_first_narrow_interval(crosscheck, draw, tolerance=0.03, most=40):
