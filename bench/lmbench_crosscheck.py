@@ -45,7 +45,9 @@ rounds in 10 visits in 7-9% (a normal model of the two parts; one experiment, in
 visit-to-visit part alone is not significant: F = 1.5-1.6, p = 0.13-0.17).  With --only
 one pair, its visits follow each other and spread nothing.  --json FILE keeps every round
 of both tools, with the time it ended.  Across two CPUs osmeter times 15 transfers a
-round, not 5, so that a run of three slow ones cannot move its median.
+round, not 5, so that a run of three slow ones cannot move its median.  --compare RUN1
+RUN2 runs nothing: it sets two such files side by side, a Markdown table of every pair's
+ratio in both runs and how far it moved.
 
 The lat_fs pairs work in --dir (default: the scratch directory under $TMPDIR), whose file
 system the script names first.  lat_pagefault runs on two 8 MB files, one written in one
@@ -492,6 +494,71 @@ def print_row(name, kind, theirs, ours, seconds, unlike, why):
         flush=True)
 
 
+def read_runs(path):
+    """A --json file's pairs: name -> (lmbench's rounds, osmeter's, seconds).  A file
+    appended to by more than one run keeps each pair's last line."""
+    runs = {}
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    rec = json.loads(line)
+                    runs[rec["pair"]] = (rec["lmbench"], rec["osmeter"], rec["seconds"])
+                except (ValueError, KeyError, TypeError):
+                    raise SystemExit("%s, line %d: not a line of --json" % (path, number))
+    except OSError as e:
+        raise SystemExit("--compare %s: %s" % (path, e.strerror))
+    return runs
+
+
+def figure(value, unit):  # 42.3 ns, 1,044 ns, 6,855 MB/s
+    return ("%.1f" % value if value < 100 else "{:,.0f}".format(value)) + " " + unit
+
+
+def ratio_text(ratios):
+    ratio, interval = statistics.median(ratios), median_interval(ratios)
+    digits = "%.3f" if ratio >= 0.1 else "%.3g"
+    return digits % ratio + (" [%s, %s]" % (digits % interval[0], digits % interval[1])
+                             if interval else " (no interval)")
+
+
+def compare_runs(first, second, moved=0.05):
+    """Two --json runs side by side, a Markdown table: each pair's ratio and interval in
+    both, how far the ratio moved, and whether a like-for-like pair was within +-10% in
+    both.  Returns the table's lines and a summary line."""
+    runs = read_runs(first), read_runs(second)
+    lines = ["| pair (lmbench → osmeter) | lmbench | osmeter | ratio [95%], run 1 | "
+             "ratio [95%], run 2 | run 2 / run 1 | rounds (s), run 1; run 2 | ±10% |",
+             "|---|---|---|---|---|---|---|---|"]
+    both = stable = alike = alike_within = 0
+    alone = sorted(set(runs[0]) ^ set(runs[1]))
+    for name, kind, *_, unlike, _why in PAIRS:
+        if name not in runs[0] or name not in runs[1]:
+            continue
+        unit = "ns" if kind == "lat" else "MB/s"
+        (lm1, os1, s1), (lm2, os2, s2) = runs[0][name], runs[1][name]
+        r1 = [y / x for x, y in zip(lm1, os1)]
+        r2 = [y / x for x, y in zip(lm2, os2)]
+        move = statistics.median(r2) / statistics.median(r1) - 1
+        both += 1
+        stable += abs(move) < moved
+        if unlike:
+            verdict = "n/a (not like for like)"
+        else:
+            within = all(abs(statistics.median(r) - 1) <= TARGET for r in (r1, r2))
+            alike, alike_within = alike + 1, alike_within + within
+            verdict = "yes" if within else "NO"
+        lines.append("| %s | %s | %s | %s | %s | %+.1f%% | %d (%.0f); %d (%.0f) | %s |" % (
+            name, figure(statistics.median(lm1), unit), figure(statistics.median(os1), unit),
+            ratio_text(r1), ratio_text(r2), 100 * move, len(r1), s1, len(r2), s2, verdict))
+    summary = ("%d of %d pairs in both runs moved by less than %.0f%%; %d of %d like-for-like "
+               "pairs were within ±10%% in both" % (stable, both, 100 * moved, alike_within,
+                                                     alike))
+    if alone:
+        summary += "; in one run only: " + ", ".join(alone)
+    return lines, summary
+
+
 def explain_select(bindir, scratch):
     """What lmbench's select is given: nfds and the set, from strace."""
     if not shutil.which("strace"):
@@ -567,7 +634,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1],
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bindir", help="lmbench's bin/<os>/ directory (built programs)")
+    ap.add_argument("bindir", nargs="?",
+                    help="lmbench's bin/<os>/ directory (built programs)")
+    ap.add_argument("--compare", nargs=2, metavar=("RUN1", "RUN2"),
+                    help="run nothing: set two --json files side by side (a Markdown table "
+                         "of each pair's ratio in both, and how far it moved)")
     ap.add_argument("--rounds", type=int, default=0,
                     help="alternations per pair, the same for all (default: two stages, "
                          "6 then as many as --tolerance asks)")
@@ -599,6 +670,12 @@ def main():
     ap.add_argument("--cpu", type=int, default=None,
                     help="the CPU both tools are pinned to (default: the last one allowed)")
     args = ap.parse_args()
+    if args.compare:
+        lines, summary = compare_runs(*args.compare)
+        print("\n".join(lines) + "\n\n" + summary)
+        return
+    if not args.bindir:
+        ap.error("give lmbench's bin/<os>/ directory (or --compare RUN1 RUN2)")
     bindir = os.path.abspath(args.bindir)
     missing = [p[2][0] for p in PAIRS if not os.access(os.path.join(bindir, p[2][0]), os.X_OK)]
     if missing:

@@ -2,6 +2,7 @@
 interval of the median of the rounds' ratios holds at its stated 95% (exactly, and by
 simulation with a fixed seed on a skewed distribution), and is the narrowest that does."""
 import importlib.util
+import json
 import math
 import pathlib
 import random
@@ -176,3 +177,37 @@ def test_stopping_at_the_first_narrow_interval_would_not_hold_its_level(crossche
     every_round, _ = coverage_of(crosscheck, stop_at_first_narrow_interval, SPLIT_PIPE_RATIOS,
                                  seed=30)
     assert every_round < 0.95 <= two_stage
+
+
+def test_compare_sets_two_runs_side_by_side(crosscheck, tmp_path):
+    def run(path, pairs):
+        path.write_text("".join(json.dumps({"pair": name, "lmbench": lm, "osmeter": os_,
+                                            "ended": [0] * len(lm), "seconds": 7.0}) + "\n"
+                                for name, lm, os_ in pairs))
+        return str(path)
+    lm = [100.0] * 6
+    first = run(tmp_path / "1.jsonl", [
+        ("null syscall", lm, [101.0, 102, 103, 104, 105, 106]),
+        ("bw_mem 8M wr", lm, [80.0] * 6),
+        ("stat", lm, [100.0] * 6)])
+    second = run(tmp_path / "2.jsonl", [
+        ("null syscall", lm, [111.0, 112, 113, 114, 115, 116]),  # 11.4% above: moved, NO
+        ("bw_mem 8M wr", lm, [81.0] * 6),
+        ("lat_pipe", lm, lm)])
+    lines, summary = crosscheck.compare_runs(first, second)
+    rows = {line.split(" | ")[0][2:]: line for line in lines[2:]}
+    assert list(rows) == ["null syscall", "bw_mem 8M wr"]  # the script's order
+    assert rows["null syscall"] == ("| null syscall | 100 ns | 104 ns | 1.035 [1.010, 1.060] | "
+                                    "1.135 [1.110, 1.160] | +9.7% | 6 (7); 6 (7) | NO |")
+    assert rows["bw_mem 8M wr"].endswith("| +1.2% | 6 (7); 6 (7) | n/a (not like for like) |")
+    assert summary == ("1 of 2 pairs in both runs moved by less than 5%; 0 of 1 like-for-like "
+                       "pairs were within ±10% in both; in one run only: lat_pipe, stat")
+
+
+def test_compare_names_a_line_that_is_not_of_json(crosscheck, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"pair": "stat", "lmbench": [1.0]}\n')
+    with pytest.raises(SystemExit, match="bad.jsonl, line 1: not a line of --json"):
+        crosscheck.compare_runs(str(bad), str(bad))
+    with pytest.raises(SystemExit, match="No such file"):
+        crosscheck.compare_runs(str(tmp_path / "none.jsonl"), str(bad))
