@@ -476,6 +476,10 @@ def two_stage_rounds(take_round, tolerance, most, budget, fixed=0):
     return next_visit(rounds_in_visits(take_round, tolerance, most, budget, fixed))
 
 
+def ratio_digits(ratio):  # lat_connect's 0.00297 keeps three digits
+    return "%.3f" if ratio >= 0.1 else "%.3g"
+
+
 def print_row(name, kind, theirs, ours, seconds, unlike, why):
     unit = "ns" if kind == "lat" else "MB/s"
     a, b = statistics.median(theirs), statistics.median(ours)
@@ -486,7 +490,7 @@ def print_row(name, kind, theirs, ours, seconds, unlike, why):
     else:
         verdict = "yes" if abs(ratio - 1) <= TARGET else "NO"
         text = "yes" + ("; " + why if why else "")
-    digits = "%.3f" if ratio >= 0.1 else "%.3g"  # lat_connect's 0.00297 keeps three digits
+    digits = ratio_digits(ratio)
     print("%-24s %9.1f %-4s %7.1f %-4s %6s %-13s %6d %5.0f %4.0f%% %4.0f%%  %-4s  %s" % (
         name, a, unit, b, unit, digits % ratio,
         "[%s, %s]" % (digits % interval[0], digits % interval[1]) if interval else "-",
@@ -517,7 +521,7 @@ def figure(value, unit):  # 42.3 ns, 1,044 ns, 6,855 MB/s
 
 def ratio_text(ratios):
     ratio, interval = statistics.median(ratios), median_interval(ratios)
-    digits = "%.3f" if ratio >= 0.1 else "%.3g"
+    digits = ratio_digits(ratio)
     return digits % ratio + (" [%s, %s]" % (digits % interval[0], digits % interval[1])
                              if interval else " (no interval)")
 

@@ -15,11 +15,11 @@ to the CPU osmeter measures on.
 
 A VM's host can take cycles from the guest that osmeter's monitor counts neither as
 other processes' nor as steal: in one CI run, three runs in a row flagged 11-13 of 31 rows
-(those its log showed: imprecise) with others at 0.01 CPUs, and cpu.integer, a loop with no system call and no memory traffic,
-varied 6.2% between repetitions (under 3% while the host is quiet).  Such a run is not
-"at rest": the test judges the first three runs in which cpu.integer was steady (in the
-run and in a run of it alone just after), taking up to MOST_RUNS, and says so and skips
-if it finds fewer.
+(those its log showed: imprecise) with others at 0.01 CPUs, and cpu.integer, a loop
+with no system call and no memory traffic, varied 6.2% between repetitions (under 3%
+while the host is quiet).  Such a run is not "at rest": the test judges the first three
+runs in which cpu.integer was steady (in the run and in a run of it alone just after),
+taking up to MOST_RUNS, and says so and skips if it finds fewer.
 
 The machine may not be quiet while this runs (other test suites, other users).  Before
 the runs the test measures, in windows of a few seconds, how much CPU time processes
