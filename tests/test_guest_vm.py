@@ -3,7 +3,8 @@ scripts/netbsd-build.py, scripts/linux-guest-build.py): what they say without an
 and, where a guest's image has been built on this machine, a boot of it with a few
 benchmarks run there through `osmeter run --core 'ssh ...'`, the guest stopped after with
 nothing left behind.  Without the image the boot test is skipped, saying how to make it
-(the NetBSD build takes hours; it never runs in the test suite)."""
+(the NetBSD build takes hours; it never runs in the test suite).  The boot test is
+marked long: ./run-tests skips it, CI's long run runs it."""
 from __future__ import annotations
 
 import json
@@ -92,6 +93,7 @@ def test_both_guests_are_given_the_same_virtual_machine():
     assert "restrict=on" in " ".join(disk) and "127.0.0.1:1-:22" in " ".join(disk)
 
 
+@pytest.mark.long                 # a boot under TCG takes a minute or more
 @pytest.mark.parametrize("guest", ["netbsd", "linux"])
 def test_a_guest_boots_and_runs_benchmarks_through_the_core_over_ssh(tmp_path, guest):
     if not IMAGES[guest].exists():
