@@ -34,8 +34,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import coreproc  # noqa: E402
-from osmeter.catalog import PRESETS, Catalog  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.running.catalog import PRESETS, Catalog  # noqa: E402
 
 
 def measure(bench: str, preset: str) -> tuple[float, str]:
@@ -47,7 +47,7 @@ def measure(bench: str, preset: str) -> tuple[float, str]:
 def stored(paths: list[str], labels: list | None = None) -> dict:
     """{(bench, preset): [seconds of every repetition]} from the runs in these stores
     (those whose label matches one of the globs `labels`, if given)."""
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     found: dict = {}
     for path in paths:
         with Store(path, readonly=True) as store:

@@ -37,7 +37,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
 
 TARGET = 0.20
 # Pairs whose tool measures a different experiment (see the docstring), printed for

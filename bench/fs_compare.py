@@ -13,7 +13,7 @@ table the studies printed: benchmarks as rows, file systems as columns (medians)
 Directories on a network file system (--sshfs, or a --dir on NFS, SMB, ...) are remote:
 the script prints Ousterhout's remote penalty of each against each local file system (O90
 Table 8: 100 × (T_remote − T_local) / T_local on the mab.local totals), as
-`osmeter compare` computes it for every local/remote pair (osmeter/remote.py).  --direct
+`osmeter compare` computes it for every local/remote pair (osmeter/analysis/remote.py).  --direct
 drives osmeter-core itself instead of the front-end.  The runs go to a temporary store
 unless --db is given.  Needs root, and
 mkfs.xfs / mkfs.btrfs (apt: xfsprogs btrfs-progs), sshfs openssh-server for --sshfs.
@@ -34,7 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, fsinfo, remote  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.system import fsinfo
+from osmeter.analysis import remote
 from tests import fsimages  # noqa: E402
 
 BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",

@@ -33,7 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, fsinfo  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.system import fsinfo
 
 TARGET = (0.67, 1.5)   # osmeter / bonnie++ on a quiet machine
 

@@ -84,7 +84,9 @@ import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-from osmeter import coreproc, monitor, stats  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.analysis import monitor
+from osmeter import stats
 CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
 TARGET = 0.10
 US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns

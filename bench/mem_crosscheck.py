@@ -41,8 +41,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from osmeter import coreproc  # noqa: E402
-from osmeter.families import mem  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.analysis.families import mem  # noqa: E402
 
 TARGET = 0.20            # within +-20%
 BYTES_PER_RUN = 1 << 30  # per timed batch: long enough for gettimeofday's microseconds

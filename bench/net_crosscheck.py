@@ -42,7 +42,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
 
 TARGET = 0.20
 

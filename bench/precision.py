@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How precise each kind of benchmark is on this machine at rest: the measured basis of
-osmeter/precision.py's KINDS and SHORTEST_ALONE_S.
+osmeter/analysis/precision.py's KINDS and SHORTEST_ALONE_S.
 
 Runs the quick suite (or another suite, or the ids given at the quick sizes; with
 --by-family one family of them per run, in turn, short enough for the quiet gaps of a
@@ -17,7 +17,7 @@ strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
     square), and of these the median, the 90th percentile (the kind's `spread`, what 9
     in 10 of its results reach at rest) and the largest;
   * how often a quiet result would be flagged imprecise with the spreads as they are in
-    osmeter/precision.py, and with the ones measured here;
+    osmeter/analysis/precision.py, and with the ones measured here;
   * per run: the share of its results flagged imprecise, with the spreads in the code and
     with those measured here (what issue 25 asks: at most 10% at rest);
   * phases timed once per repetition: their duration against their spread, and the
@@ -54,8 +54,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import flags, monitor, plan, precision, runner, stats  # noqa: E402
-from osmeter.catalog import Catalog                           # noqa: E402
+from osmeter.analysis import flags, monitor, precision  # noqa: E402
+from osmeter.running import plan, runner
+from osmeter import stats
+from osmeter.running.catalog import Catalog  # noqa: E402
 
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
 # that flags results disturbed, at its strictest (monitor.judge with its lowest floor).
@@ -275,7 +277,7 @@ def analyse(sources: list[dict]) -> None:
 
 def count(db: str, label: str | None) -> None:
     """Imprecise flags of stored runs, as stored and as judged by the code now."""
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     with Store(db, readonly=True) as store:
         refs = [r for r in store.list_runs() if label is None or fnmatch.fnmatchcase(
             r.get("label") or "", label)]
@@ -311,7 +313,7 @@ def _imprecise(rs, undisturbed_only: bool = False) -> int:
 def rejudged(run) -> list:
     """The run's counted results with their imprecise flags judged by the code now (the
     derived mem.* levels derived again: their names may have changed)."""
-    from osmeter.families import mem
+    from osmeter.analysis.families import mem
     run = copy.deepcopy(run)          # the stored flags stay as they were
     keep = [r for r in run.results if not (r.shape == "derived" and r.bench.startswith("mem."))]
     for b in sorted({r.bench for r in keep if r.bench.startswith("mem.")}):

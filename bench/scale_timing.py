@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from osmeter import coreproc, curves  # noqa: E402
-from osmeter.model import Sample  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.analysis import curves
+from osmeter.data.model import Sample  # noqa: E402
 
 BENCHES = ["scale.socket", "scale.bind", "scale.fork.dynamic", "scale.fork.static",
            "scale.exit.dynamic", "scale.exit.static", "scale.mmap", "scale.mmap_touch",

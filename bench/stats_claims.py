@@ -35,10 +35,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import compare, gate, noise, stats                 # noqa: E402
-from osmeter import significance as sig                         # noqa: E402
-from osmeter.distributions import t_sf                          # noqa: E402
-from osmeter.model import Result, Run, Sample                   # noqa: E402
+from osmeter.analysis import compare, gate, noise  # noqa: E402
+from osmeter import stats
+from osmeter.stats import significance as sig  # noqa: E402
+from osmeter.stats.distributions import t_sf  # noqa: E402
+from osmeter.data.model import Result, Run, Sample  # noqa: E402
 
 
 # ---- building runs ------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def noise_profiles(trials: int) -> None:
 # ---- 6. --until-ci ----------------------------------------------------------------------
 
 def until_ci(trials: int) -> None:
-    from osmeter import adaptive
+    from osmeter.analysis import adaptive
     print("\n6. --until-ci PCT --max-runs 30: coverage of the median's interval when the "
           "repetitions stop as soon as it is narrow enough (log-normal repetitions)")
     first = adaptive.first_look()
@@ -322,7 +323,7 @@ def until_ci(trials: int) -> None:
 
 
 def until_decided(trials: int) -> None:
-    from osmeter import adaptive
+    from osmeter.analysis import adaptive
     print("\n8. --until-decided PCT --max-runs 30 against a 5-repetition baseline, one row: "
           "the gate's errors when the candidate's repetitions stop as soon as the interval "
           "can tell PCT from none (stated: at most 5% each)")
@@ -367,7 +368,7 @@ def until_decided(trials: int) -> None:
 # ---- 7. real runs ------------------------------------------------------------------------
 
 def load_store(path: str):
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     st = Store(path, readonly=True)
     runs = [st.load_run(r["id"]) for r in st.list_runs()]
     return [r for r in runs if r.status == "complete" and not r.smoke]

@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from osmeter import coreproc  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
 
 
 class Unavailable(Exception):

@@ -5,7 +5,9 @@ import random
 import pytest
 
 from clirun import osmeter
-from osmeter import adaptive, coreproc, fsinfo, monitor, plan, runner, sysinfo
+from osmeter.analysis import adaptive, monitor
+from osmeter.running import coreproc, plan, runner
+from osmeter.system import fsinfo, sysinfo
 from synth import fake_catalog
 
 

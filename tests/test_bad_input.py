@@ -30,8 +30,8 @@ import pytest
 
 import fsimages
 from clirun import REPO, osmeter
-from osmeter import writes
-from osmeter.store import Store
+from osmeter.data import writes
+from osmeter.data.store import Store
 
 BANNER = "benchmark(s) x"       # the one informational line `osmeter run` prints first
 

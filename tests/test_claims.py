@@ -13,9 +13,10 @@ import math
 import random
 from statistics import median
 
-from osmeter import compare, gate, noise, stats
-from osmeter import significance as sig
-from osmeter.model import Result, Run, Sample
+from osmeter.analysis import compare, gate, noise
+from osmeter import stats
+from osmeter.stats import significance as sig
+from osmeter.data.model import Result, Run, Sample
 
 
 def slack(level: float, trials: int, k: float = 4.0) -> float:
@@ -304,7 +305,7 @@ def test_until_ci_interval_holds_its_level_whenever_the_looks_stop():
     """Stopping as soon as the interval is narrow made it optimistic (86-94% for a
     stated 96.9% at the first look); with the looks spending the 5%, the interval at the
     stopping look covers at least 95% overall."""
-    from osmeter import adaptive
+    from osmeter.analysis import adaptive
     rng = random.Random(41)
     first, trials, hits, old_hits = adaptive.first_look(), 1500, 0, 0
     for _ in range(trials):

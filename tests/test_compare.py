@@ -8,14 +8,16 @@ import random
 
 import pytest
 
-from osmeter import cli, compare, exchange, gate
-from osmeter import references as refs
+from osmeter import cli
+from osmeter.analysis import compare, gate
+from osmeter.data import exchange
+from osmeter.data import references as refs
 from osmeter import studies
-from osmeter import significance as sig
+from osmeter.stats import significance as sig
 from osmeter.report import tables
 from osmeter.studies import o90
 from synth import _result, make_run
-from osmeter.model import Run
+from osmeter.data.model import Run
 
 
 def run_with(run_id: str, label: str, reps_by_bench: dict, better: str = "lower") -> Run:
@@ -442,7 +444,7 @@ def test_cli_compare_refuses_bad_input(tmp_path, capsys):
 
 
 def test_cli_compare_from_the_store(tmp_path, capsys):
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = str(tmp_path / "db.sqlite")
     store = Store(db)
     store.save_run(make_run("20261122-080000-aaaa", "before", seed=1))

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import compare, display, flags, gate, monitor, precision, results, stats
-from osmeter.coreproc import Invocation
-from osmeter.model import Result, Sample
-from osmeter.monitor import Interference
+from osmeter.analysis import compare, flags, gate, monitor, precision, results
+from osmeter.report import display
+from osmeter import stats
+from osmeter.running.coreproc import Invocation
+from osmeter.data.model import Result, Sample
+from osmeter.analysis.monitor import Interference
 from osmeter.report import tables
 from synth import make_run
 
@@ -413,7 +415,7 @@ def test_a_verdict_on_a_disturbed_row_says_so():
 
 
 def test_schema_takes_flags_and_old_strings_and_refuses_bad_kinds():
-    from osmeter import exchange
+    from osmeter.data import exchange
     run = make_run("r1")
     flagged(run.results[0], HOG, WIDE)
     run.results[1].warnings = ["noisy: run-to-run variation 9.0% exceeds 5%"]

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc, fsinfo, remote
+from osmeter.running import coreproc
+from osmeter.system import fsinfo
+from osmeter.analysis import remote
 from tests import fsimages
 from tests.clirun import osmeter
 

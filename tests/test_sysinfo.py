@@ -4,7 +4,8 @@ arm64 cpuinfo as the kernel's cpuinfo.c prints it, sysctl values as sysctl -n pr
 them)."""
 from __future__ import annotations
 
-from osmeter import coreproc, sysinfo
+from osmeter.running import coreproc
+from osmeter.system import sysinfo
 
 ARM64_BLOCK = """processor\t: {n}
 BogoMIPS\t: 243.75

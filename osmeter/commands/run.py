@@ -8,13 +8,15 @@ import shlex
 import socket
 import sys
 
-from .. import compare as cmpmod
-from .. import (adaptive, coreproc, display, eta, exchange, needs, plan, runner, safekeeping,
-                suitefile, text, user_command, writes)
-from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
-from ..store import StoreError
-from . import report
-from .serve import SECRET_ENV
+from ..analysis import adaptive
+from ..running import coreproc, eta, needs, plan, runner, safekeeping, suitefile, user_command
+from ..report import display
+from ..analysis.compare import CompareError
+from ..data import exchange, writes
+from ..base import text
+from ..running.catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
+from ..data.store import StoreError
+from ..running.coreproc import SECRET_ENV
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
 
 
@@ -121,7 +123,7 @@ def run_plan(args) -> int:
     check_adaptive(args, runs)
     against = None
     if args.against:
-        from ..store import Store, StoreError
+        from ..data.store import Store, StoreError
         try:
             with Store(args.db, readonly=True) as st:
                 against = st.load_run(args.against)
@@ -257,9 +259,10 @@ def check_adaptive(args, runs: int) -> None:
 
 def write_report(runs, path: str) -> None:
     """The HTML report of the runs just made (several variants are compared)."""
+    from ..report import html
     try:
-        report.write(runs, path)
-    except (cmpmod.CompareError, OSError, writes.WriteError) as e:
+        html.write_runs(runs, path)
+    except (CompareError, OSError, writes.WriteError) as e:
         raise UsageError("results stored, but the report could not be written: %s" % e)
     print("report: %s" % os.path.abspath(path))
 

@@ -6,7 +6,7 @@ numbers behind it.  A failure is a JUnit <failure> with the message and the numb
 undecided row (too noisy to tell, or not measured in one of the runs) is <skipped> with
 its reason and the numbers as its text (GitLab drops a skipped case's <system-out>); a
 pass carries its numbers in <system-out>.  `cases_from_gate` builds the cases from the
-regression gate's rows (osmeter/gate.py), with both runs' medians and intervals.
+regression gate's rows (osmeter/analysis/gate.py), with both runs' medians and intervals.
 
 The file is valid against the Jenkins xunit plugin's junit-10.xsd (tests/junit-10.xsd):
 the counts on <testsuites> are tests, failures and errors only (`skipped` is allowed on
@@ -79,7 +79,7 @@ def render(cases: list[GateCase], suite: str, properties: dict | None = None) ->
 def write_gate(gate, cmp, path: str) -> None:
     """The gate (gate.Gate) of the comparison as a JUnit file (ExchangeError, one line,
     if it cannot be written)."""
-    from ..exchange import write_atomically
+    from ..data.exchange import write_atomically
     base = cmp.names[cmp.baseline]
     text = render(cases_from_gate(gate, base, medians_of(cmp)),
                   "osmeter regression gate against %s" % base, {

@@ -13,10 +13,13 @@ from datetime import datetime, timezone
 from html import escape
 
 
-from .. import compare as cmpmod
-from .. import display, flags
-from .. import remote, studies
-from .. import numbers, writes
+from ..analysis import compare
+from . import display
+from ..analysis import flags
+from ..analysis import remote
+from .. import studies
+from ..base import numbers
+from ..data import writes
 from . import against, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
                      gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
@@ -457,7 +460,7 @@ def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) ->
     links = ([("differs", "What differs")] if multi else []) + \
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
-        ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
+        ([("mips", "MIPS-relative")] if compare.mips_relative_table(cmp) else []) + \
         ([("remote", "Remote penalty")] if remote.penalties(cmp.runs) else []) + \
         ([("studies", "Against the studies")] if references else []) + \
         [("study-" + v.id, v.title.split(":")[0]) for v in studies]
@@ -484,7 +487,7 @@ def _differs(page: Page, cmp) -> None:
         else:
             page.add("<p>Nothing recorded differs.</p>")
     else:
-        meta = cmpmod.run_metadata(cmp.runs[0])
+        meta = compare.run_metadata(cmp.runs[0])
         page.add("<details><summary>System information (%d keys)</summary>%s</details>" % (
             len(meta), _table(["key", "value"], [[k, v] for k, v in sorted(meta.items())])))
 
@@ -518,7 +521,7 @@ def _indices(page: Page, cmp) -> None:
 
 
 def _mips(page: Page, cmp) -> None:
-    mt = cmpmod.mips_relative_table(cmp)
+    mt = compare.mips_relative_table(cmp)
     if not mt:
         return
     page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
@@ -567,6 +570,23 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
     returns the figures' file names.  The runner can call this after a run."""
     text, figures = render(cmp, references, title, studies)
     return write_page(path, text, figures, figures_dir)
+
+
+def write_runs(runs: list, path: str, baseline: int = 0, references: bool = False,
+               figures_dir: str | None = None, png: bool = False, title: str = "osmeter report",
+               study_ids: list = (), noise=None) -> list[str]:
+    """Compare the runs and write the HTML report (and the figures); the figures' names.
+
+    Raises CompareError for runs that cannot be compared, OSError and RasterError when
+    something cannot be written.  Used by `osmeter report` and `osmeter run --report`.
+    `noise`: the between-run noise profile (analysis/noise.py), as compare's, so that the
+    two agree."""
+    cmp = compare.compare(runs, baseline, noise=noise)
+    views = [studies.build(i, cmp) for i in study_ids]
+    figures = write(cmp, path, references, figures_dir, title, views)
+    if png:
+        svgs_to_png(figures_dir, figures)
+    return figures
 
 
 def write_page(path: str, text: str, figures: list[tuple[str, str]],

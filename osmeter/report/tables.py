@@ -9,19 +9,20 @@ import csv
 import io
 import json
 
-from .. import compare as cmpmod
-from .. import significance as sig
+from ..analysis import compare
+from ..stats import significance as sig
 from .. import stats
-from .. import display, flag_words, flags
-from ..results import too_short
-from .. import numbers
-from ..width import fit_lines, terminal_width
+from . import display, flag_words
+from ..analysis import flags
+from ..analysis.results import too_short
+from ..base import numbers
+from .width import fit_lines, terminal_width
 from . import against
 from .grid import align as _align, markdown_table as _md_table
 
 
 def fmt(v) -> str:
-    """A plain number (ratios, MIPS, counts): osmeter/numbers.py's one format."""
+    """A plain number (ratios, MIPS, counts): osmeter/base/numbers.py's one format."""
     return numbers.number(v)
 
 
@@ -128,7 +129,7 @@ def legend(cmp) -> list[str]:
             "Values not all positive: no ratio, Mann–Whitney on the values."
             % (method, cmp.questions, cmp.test_count, cmp.alpha, 100 * cmp.min_effect,
                100 * (1 - 2 * cmp.alpha), 100 * cmp.margin))
-        lines.append(cmpmod.noise_note(cmp))
+        lines.append(compare.noise_note(cmp))
     return lines
 
 
@@ -317,7 +318,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out.append("Indices (geometric mean of ratios to %r; > 1 = better; [95%% interval]):"
                    % cmp.names[cmp.baseline])
         out += align(index_rows(cmp))
-        mt = cmpmod.mips_relative_table(cmp)
+        mt = compare.mips_relative_table(cmp)
         if mt and show_all:
             out.append("")
             out.append("MIPS-relative speed (Ousterhout): ratio / (cpu.integer ratio); "
@@ -425,7 +426,7 @@ def markdown(cmp, references: bool = False) -> str:
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
         out += _md_table(index_rows(cmp))
-        mt = cmpmod.mips_relative_table(cmp)
+        mt = compare.mips_relative_table(cmp)
         if mt:
             out += ["", "## MIPS-relative speed", ""]
             out += _md_table([["benchmark"] + cmp.names] +

@@ -8,8 +8,8 @@ the conclusions restated with today's verdict.
 """
 from __future__ import annotations
 
-from .. import curves
-from .. import references as refs
+from ..analysis import curves
+from ..data import references as refs
 from . import common
 from .view import (Conclusion, Row, StudyView, Table, against, interval, judge, num,
                    ratio_interval,
