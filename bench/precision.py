@@ -11,7 +11,7 @@ results, flagged 16-33% of quick runs).  It keeps for each result only the runs 
 nothing disturbed it (others used at most 0.1 CPU over the whole run, and nothing seen
 while the result was measured could move it by 2%: other processes, steal above the
 machine's at rest, a clock change; the judgement that flags results disturbed, at its
-strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
+strictest).  Then, per kind of benchmark (osmeter.analysis.precision.kind_of):
 
   * each result's spread: its run-to-run CV pooled over those quiet runs (root mean
     square), and of these the median, the 90th percentile (the kind's `spread`, what 9

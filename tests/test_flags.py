@@ -19,7 +19,7 @@ from osmeter import stats
 from osmeter.running.coreproc import Invocation
 from osmeter.data.model import Result, Sample
 from osmeter.analysis.monitor import Interference
-from osmeter.report import tables
+from osmeter.report import gate_words, tables
 from synth import make_run
 
 
@@ -409,8 +409,8 @@ def test_a_verdict_on_a_disturbed_row_says_so():
     assert any(c and c.get("verdict_caveat") for r in cells for c in r["cells"])
     g = gate.evaluate(cmp, 5.0)
     grow = next(r for r in g.rows if r.bench == "ctx.pipe_pingpong")
-    assert grow.disturbed and grow.message.endswith(grow.disturbed)
-    assert "disturbed" in g.note
+    assert grow.disturbed and gate_words.row_message(grow, 5.0).endswith(grow.disturbed)
+    assert "disturbed" in gate_words.note(g)
     assert not next(r for r in g.rows if r.bench == "syscall.getpid").disturbed
 
 

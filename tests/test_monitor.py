@@ -1,4 +1,4 @@
-"""osmeter.monitor off Linux: busy CPU time from the BSDs' kern.cp_time and macOS's
+"""osmeter.analysis.monitor off Linux: busy CPU time from the BSDs' kern.cp_time and macOS's
 Mach host statistics, busy processes from ps(1) (units on text in each system's
 format: kern.cp_time as the BSDs' sysctl(8) prints it, ps TIME columns as procps and
 the BSDs print them)."""

@@ -1,4 +1,4 @@
-"""osmeter.sysinfo off x86 Linux: arm64 /proc/cpuinfo, the BSDs' and macOS's sysctl
+"""osmeter.system.sysinfo off x86 Linux: arm64 /proc/cpuinfo, the BSDs' and macOS's sysctl
 values, and the C library taken from the core (units on text in each system's format:
 arm64 cpuinfo as the kernel's cpuinfo.c prints it, sysctl values as sysctl -n prints
 them)."""

@@ -18,7 +18,7 @@ repetitions).  The result's stored interval is that look's, stated as 95%.
 
 `--until-decided PCT` repeats a benchmark until every one of its results can tell a
 slowdown of PCT from none (against RUN's results; without RUN, against a run as noisy as
-this one): the (1 - 2 alpha) Welch interval of the log ratio (osmeter.significance) is
+this one): the (1 - 2 alpha) Welch interval of the log ratio (osmeter.stats.significance) is
 at most PCT wide, so that it cannot hold both 0 and PCT.  The rule looks at the spread
 only, never at where the difference lies, so the stopping does not push the comparison
 either way (for normal log values the mean and the spread are independent; measured in

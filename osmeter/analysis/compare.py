@@ -7,9 +7,9 @@ osmeter/report/ (terminal, Markdown, CSV, JSON, HTML).  Everything here is data.
   the bench id's prefix (syscall, ctx, proc, mem, ...).
 * Ratio to the baseline, oriented so that > 1 always means better (faster, more
   bandwidth): baseline time / run time, or run rate / baseline rate.
-* Ratios with their interval and verdicts: osmeter.significance (Welch t on log
+* Ratios with their interval and verdicts: osmeter.stats.significance (Welch t on log
   per-repetition medians, Hodges–Lehmann ratio; the between-run variance added when a
-  noise profile gives it, osmeter.noise).  Per row: better / worse, the same within
+  noise profile gives it, osmeter.analysis.noise).  Per row: better / worse, the same within
   +-margin, or cannot tell (with the repetitions that would tell).
 * The family as a user reads it: a benchmark (its metrics, phases and every point of
   its curves) against one other run is one question.  Benjamini & Bogomolov's selective
@@ -131,7 +131,7 @@ class Cell:
     result: Result | None = None
     ci_level: float | None = None    # actual level of [ci_low, ci_high]
     ci_method: str | None = None     # "order statistics" or "bootstrap" (old runs)
-    standing: str | None = None      # disturbed | imprecise | ... (osmeter.flags), or None
+    standing: str | None = None      # disturbed | imprecise | ... (analysis/flags.py), or None
     disturbed: str = ""              # what disturbed it: 'other processes on CPU 1'
     caveat: str = ""                 # on its verdict: 'disturbed in B: other processes ...'
 
@@ -182,13 +182,12 @@ class Comparison:
     min_effect: float
     index_ci: dict[str, list[IndexInterval | None]] = field(default_factory=dict)
     overall_ci: list[IndexInterval | None] = field(default_factory=list)
-    noise: object | None = None                  # osmeter.noise.Profile, when given
+    noise: object | None = None                  # osmeter.analysis.noise.Profile, when given
     test_count: int = 0                          # tests in the verdicts' family
     discoveries: int = 0                         # of them significant: verdicts shown
     questions: int = 0                           # benchmarks x run pairs asked about
     selected: int = 0                            # of them with a difference found
     margin: float = sig.MARGIN                   # "same" means within +-margin
-    gate: object | None = None                   # osmeter.gate.Gate, when asked
     warnings: list[str] = field(default_factory=list)
     index_left_out: list[str] = field(default_factory=list)   # "bench metric: why"
 
@@ -252,7 +251,8 @@ def _order_key(key):
 def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
             min_effect: float = sig.MIN_EFFECT, noise=None,
             margin: float = sig.MARGIN) -> Comparison:
-    """Runs side by side; `noise` is a between-run noise profile (osmeter.noise) or None."""
+    """Runs side by side; `noise` is a between-run noise profile (analysis/noise.py) or
+    None."""
     if not runs:
         raise CompareError("nothing to compare: no runs given")
     if not 0 <= baseline < len(runs):
@@ -401,7 +401,7 @@ def _pair(row: Row, a: int, b: int):
 
 def _correct_and_mark(cmp: Comparison) -> None:
     """Benjamini–Bogomolov over the comparison's questions (a benchmark against one other
-    run); then the words (osmeter.significance.decide), winners and losers."""
+    run); then the words (osmeter.stats.significance.decide), winners and losers."""
     by_question: dict[tuple, list[sig.Verdict]] = {}
     for row in cmp.rows:
         for (a, b), v in row.tests.items():

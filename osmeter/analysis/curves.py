@@ -375,7 +375,7 @@ def _differ(a, b, key, se_key, rel):
 def summarize_scatter(samples, x_name=None, unit="ns"):
     """Classify each repetition and all of them together; flag disagreement.
 
-    samples: osmeter.model.Sample (rep, x, value) of one scatter result.
+    samples: osmeter.data.model.Sample (rep, x, value) of one scatter result.
     """
     by_rep = defaultdict(list)
     for s in samples:

@@ -1,7 +1,7 @@
 """The regression gate: is anything slower than the baseline by more than PCT percent?
 
 The gate asks a one-sided question, so it tests one-sidedly: a row's p-value is that of
-"slower" (the comparison's t on log repetition medians, osmeter.compare), and
+"slower" (the comparison's t on log repetition medians, osmeter.analysis.compare), and
 Benjamini–Bogomolov runs over the gate's questions (a benchmark against one run) at
 alpha, as the comparison does with its two-sided p-values.  A two-sided test would spend
 half of alpha on "faster", which can never fail a gate.  Per row and run against the
@@ -25,9 +25,14 @@ baseline:
 
 Outcome: fail (exit 1) if any row fails; else undecided (exit 3) as just said; else pass
 (exit 0).  A row measured while something outside the benchmark disturbed it
-(osmeter.flags) keeps its outcome and says so.  Rows one side did not measure, and rows
-whose values are not all positive (no ratio), are "not judged"; cpu.integer and derived
-rows are not gated.
+(analysis/flags.py) keeps its outcome and says so.  Rows one side did not measure, and
+rows whose values are not all positive (no ratio), are "not judged" (`NotJudged` says
+why); cpu.integer and derived rows are not gated.
+
+The outcome is data (`Gate`, `GateRow`): numbers and outcomes, no words.  Every word a
+person or a CI log reads of it (a row's message, the gate's note, compare's section, the
+lines on stderr, the JSON's message and note, the JUnit cases) is written by
+report/gate_words.py, once.
 """
 from __future__ import annotations
 
@@ -37,7 +42,6 @@ from dataclasses import asdict, dataclass, field
 from . import adaptive
 from ..stats import significance as sig
 from .compare import CPU_BENCH, Comparison
-from ..base.numbers import p_value
 
 EXIT_PASS = 0
 EXIT_FAIL = 1
@@ -45,6 +49,20 @@ EXIT_UNDECIDED = 3
 
 PASS, FAIL, UNDECIDED, NOT_JUDGED = "pass", "fail", "undecided", "not judged"
 NOT_GATED = "not gated"        # noisier than PCT: listed, the outcome not changed
+
+# Why a row is not judged (NotJudged.why), besides a result's own status (failed, skipped).
+NOT_MEASURED, NO_REPETITIONS = "not measured", "no repetitions"
+NO_VERDICT, NO_SLOWDOWN = "no verdict", "no slowdown"
+
+
+@dataclass
+class NotJudged:
+    """Why a row has no outcome but "not judged"."""
+    why: str                      # NOT_MEASURED | NO_REPETITIONS | NO_VERDICT | NO_SLOWDOWN
+                                  # | the result's status in run_name (failed, skipped)
+    run_name: str | None = None   # the run that lacks it (NOT_MEASURED, a status, ...)
+    detail: str | None = None     # the result's reason; for NO_SLOWDOWN the comparison's
+                                  # detail of its verdict (e.g. '0 vs 0: no ratio')
 
 
 @dataclass
@@ -58,7 +76,6 @@ class GateRow:
     run_id: str
     run_name: str
     outcome: str                          # pass | fail | not gated | undecided | not judged
-    message: str                          # one line with the numbers, for people
     slowdown_pct: float | None = None     # estimate; > 0 = slower than the baseline
     slowdown_low_pct: float | None = None
     slowdown_high_pct: float | None = None
@@ -75,6 +92,7 @@ class GateRow:
     method: str = ""
     disturbed: str | None = None          # 'disturbed in B (other processes on CPU 1)': the
                                           # outcome may be the disturbance's
+    not_judged: NotJudged | None = None   # why, for a row not judged
 
 
 @dataclass
@@ -87,7 +105,6 @@ class Gate:
     noise: str | None = None              # name of the noise profile used, if any
     undecided_fails: bool = False
     gate_on: list = field(default_factory=list)   # patterns whose rows must be decided
-    note: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -97,6 +114,14 @@ class Gate:
 
     def having(self, outcome: str) -> list[GateRow]:
         return [r for r in self.rows if r.outcome == outcome]
+
+    def judged(self) -> list[GateRow]:
+        """The rows with a slowdown and its tests (every outcome but not judged)."""
+        return [r for r in self.rows if r.not_judged is None]
+
+    def disturbed_not_passed(self) -> list[GateRow]:
+        """The judged rows that did not pass and were measured while disturbed."""
+        return [r for r in self.judged() if r.disturbed and r.outcome != PASS]
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if k != "rows"}
@@ -112,9 +137,9 @@ def gated_name(row) -> str:
 
 def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
              gate_on: list | None = None) -> Gate:
-    """The gate over every row and every run against the comparison's baseline; also
-    stored as cmp.gate.  `gate_on`: glob patterns (fnmatch) over 'bench metric' or the
-    bench alone whose rows must be decided (not gated -> undecided)."""
+    """The gate over every row and every run against the comparison's baseline (the
+    comparison is not changed).  `gate_on`: glob patterns (fnmatch) over 'bench metric'
+    or the bench alone whose rows must be decided (not gated -> undecided)."""
     alpha, b = cmp.alpha, cmp.baseline
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
@@ -128,16 +153,16 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             if i == b:
                 continue
             g = GateRow(row.bench, row.metric, row.x, row.label, row.unit, cmp.runs[i].id,
-                        cmp.names[i], NOT_JUDGED, "")
+                        cmp.names[i], NOT_JUDGED)
             gate.rows.append(g)
-            missing = _missing(base, c, cmp.names[b], cmp.names[i])
+            g.not_judged = _missing(base, c, cmp.names[b], cmp.names[i])
             v = c.verdict if c is not None else None
-            if missing or v is None:
-                g.message = missing or "no verdict"
+            if g.not_judged is not None or v is None:
+                g.not_judged = g.not_judged or NotJudged(NO_VERDICT)
                 continue
             s = sig.slowdown(v, pct, adaptive.pass_alpha(c.result, alpha))
             if s is None:
-                g.message = v.detail or v.word
+                g.not_judged = NotJudged(NO_SLOWDOWN, detail=v.detail or v.word)
                 continue
             g.repetitions = (v.n_base, v.n_other)
             g.slowdown_pct, g.slowdown_low_pct, g.slowdown_high_pct = (
@@ -162,32 +187,10 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
                 for name in (row.bench, gated_name(row)))
             g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
             g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
-        g.message = _message(g, pct)
-    judged = [g for g, _, _, _ in judged]
-    outcomes = {g.outcome for g in judged}
+    outcomes = {g.outcome for g, _, _, _ in judged}
     # Nothing shown either way (every row noisier than PCT) is no pass.
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
         PASS not in outcomes else PASS
-    notes = []
-    if not judged:
-        notes.append("nothing to judge: no result measured in the baseline and another run")
-    elif PASS not in outcomes and FAIL not in outcomes:
-        notes.append("no result could be shown within %g%% or beyond it" % pct)
-    elif cmp.noise is None:
-        notes.append("between-run noise is not accounted for: the verdicts are about these "
-                     "two runs (record it with osmeter noise, or keep 3 or more runs of "
-                     "this host)")
-    not_gated = [g for g in judged if g.outcome == NOT_GATED]
-    if not_gated:
-        notes.append("%d row(s) not gated: noisier than %g%% (--undecided-fails or "
-                     "--gate-on GLOB makes them count)" % (len(not_gated), pct))
-    disturbed = [g for g in judged if g.disturbed and g.outcome != PASS]
-    if disturbed:
-        notes.append("%d of the results that did not pass were measured while something "
-                     "disturbed them: run them again on a quiet machine before trusting "
-                     "the outcome" % len(disturbed))
-    gate.note = "; ".join(notes)
-    cmp.gate = gate
     return gate
 
 
@@ -204,47 +207,12 @@ def _correct_slower(rows: list[GateRow], alpha: float) -> None:
             g.q_slower = q
 
 
-def _missing(base, c, base_name: str, name: str) -> str:
+def _missing(base, c, base_name: str, name: str) -> NotJudged | None:
     for cell, who in ((base, base_name), (c, name)):
         if cell is None:
-            return "not measured in %s" % who
+            return NotJudged(NOT_MEASURED, who)
         if cell.status != "ok":
-            return "%s in %s: %s" % (cell.status, who, cell.reason or "no reason given")
+            return NotJudged(cell.status, who, cell.reason)
         if not cell.reps:
-            return "no repetitions in %s" % who
-    return ""
-
-
-def _message(g: GateRow, pct: float) -> str:
-    text = _outcome_message(g, pct)
-    return text + ("; " + g.disturbed if g.disturbed else "")
-
-
-def _outcome_message(g: GateRow, pct: float) -> str:
-    est = "%.1f%% %s" % (abs(g.slowdown_pct), "slower" if g.slowdown_pct >= 0 else "faster")
-    est += ", slowdown in [%+.1f%%, %+.1f%%] (%s%%)" % (
-        g.slowdown_low_pct, g.slowdown_high_pct, _pct(g.interval_level))
-    if g.outcome == FAIL:
-        text = "%s: slower, beyond %g%% (one-sided p=%s, q=%s)" % (
-            est, pct, p_value(g.p_slower), p_value(g.q_slower))
-        if g.verdict != "worse":
-            text += "; compare's two-sided verdict: %s" % g.verdict
-        return text
-    if g.outcome == PASS:
-        return "%s: not slower than %g%%, p=%s" % (est, pct, p_value(g.p_not_slower))
-    if g.slowdown_low_pct > pct:
-        return "%s: %s: slower than %g%% by its own test (p=%s), not after the correction " \
-            "over the gate's questions (q=%s)" % (
-                est, "undecided" if g.outcome == UNDECIDED else "not gated", pct,
-                p_value(g.p_slower), p_value(g.q_slower))
-    why = "%s: %s %g%%" % (est, "undecided at" if g.outcome == UNDECIDED
-                            else "not gated: noisier than", pct)
-    if g.repetitions_needed is None:
-        return why + "; between-run noise alone is larger than the threshold"
-    if g.repetitions_needed > max(g.repetitions):
-        return why + "; about %d repetitions per run would decide it" % g.repetitions_needed
-    return why + "; the slowdown is close to the threshold"
-
-
-def _pct(level) -> str:
-    return "?" if level is None else ("%.1f" % (100 * level)).rstrip("0").rstrip(".")
+            return NotJudged(NO_REPETITIONS, who)
+    return None

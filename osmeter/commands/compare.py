@@ -132,17 +132,18 @@ def handle(args) -> int:
     if args.fail_on_slower is not None:
         outcome = gate.evaluate(cmp, args.fail_on_slower, args.undecided_fails,
                                 args.gate_on)
-    from ..report import tables
+    from ..report import gate_words, tables
     if args.study:
         text = study_text(cmp, args.study, args.md, args.json)
     elif args.json:
-        text = tables.json_text(cmp, args.references)
+        text = tables.json_text(cmp, args.references, outcome)
     elif args.csv:
         text = tables.csv_text(cmp)
     elif args.md:
-        text = tables.markdown(cmp, args.references)
+        text = tables.markdown(cmp, args.references, outcome)
     else:
-        text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
+        text = tables.terminal(cmp, args.references, args.show_all, terminal_width(),
+                               outcome)
     if args.output and args.output != "-":
         writes.write_file(args.output, text)
     else:
@@ -153,19 +154,6 @@ def handle(args) -> int:
         from ..formats import junit
         junit.write_gate(outcome, cmp, args.junit)
     # The outcome goes to stderr too, so a CI log shows it whatever the format.
-    lines = ["osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message)
-             for r in outcome.having(gate.FAIL)]
-    undecided = outcome.having(gate.UNDECIDED)
-    lines += ["osmeter: undecided: %s in %s: %s" % (r.label, r.run_name, r.message)
-              for r in undecided[:10]]
-    if len(undecided) > 10:
-        lines.append("osmeter: undecided: %d more (see the gate in the output)"
-                     % (len(undecided) - 10))
-    lines.append("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
-        outcome.outcome.upper(), outcome.threshold_pct, "; ".join(
-            "%d %s" % (len(outcome.having(o)), o) for o in
-            (gate.FAIL, gate.UNDECIDED, gate.NOT_GATED, gate.PASS, gate.NOT_JUDGED)
-            if outcome.having(o)), outcome.exit_code,
-        "; " + outcome.note if outcome.note else ""))
-    print("\n".join(fit_lines(lines, terminal_width(sys.stderr))), file=sys.stderr)
+    print("\n".join(fit_lines(gate_words.log_lines(outcome), terminal_width(sys.stderr))),
+          file=sys.stderr)
     return outcome.exit_code

@@ -20,9 +20,9 @@ from ..analysis import remote
 from .. import studies
 from ..base import numbers
 from ..data import writes
-from . import against, study, svg
+from . import against, gate_words, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
-                     gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
+                     is_too_short, legend, row_scale, verdict_summary, verdict_text)
 
 CSS = """
 *{box-sizing:border-box}
@@ -393,7 +393,7 @@ def _references_glance(cmp) -> list[list[str]]:
     return rows
 
 
-def _headline(page: Page, cmp, references: bool) -> None:
+def _headline(page: Page, cmp, references: bool, gate=None) -> None:
     """The first screen: the machine, how it compares (indices, the largest differences,
     the studies at a glance), then what was flagged and why."""
     multi = len(cmp.runs) > 1
@@ -427,11 +427,11 @@ def _headline(page: Page, cmp, references: bool) -> None:
                            if references else "; every number: osmeter report RUN "
                            "--references"))
         page.add(_table(["study", "published numbers measured"] + cmp.names, glance))
-    _flagged(page, cmp)
+    _flagged(page, cmp, gate)
     page.add("</section>")
 
 
-def _flagged(page: Page, cmp) -> None:
+def _flagged(page: Page, cmp, gate=None) -> None:
     """What was flagged, with its cause: each run's count line (what is not counted said
     there), the warnings about the machine before the run, the gate."""
     multi = len(cmp.runs) > 1
@@ -442,21 +442,22 @@ def _flagged(page: Page, cmp) -> None:
             page.add('<p class="note">%s%s</p>' % (
                 escape(run.name + ": ") if multi else "",
                 escape(count + display.not_counted(run.results, " Not counted: %s."))))
-    gate = gate_lines(cmp)
-    if gate:
-        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
+    if gate is not None:
+        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(
+            gate_words.section(gate, cmp.names[cmp.baseline]))))
     for w in cmp.warnings:
         page.add('<div class="warn">%s</div>' % escape(w))
 
 
-def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) -> None:
+def _intro(page: Page, cmp, references: bool, title: str, common, studies=(),
+           gate=None) -> None:
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
     counted = sum(len(flags.counted(r.results)) for r in cmp.runs)
     page.add('<p class="meta">Generated %s by osmeter. %d run%s, %d results%s.</p>' % (
         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs),
         "" if len(cmp.runs) == 1 else "s", counted, " in all" if multi else ""))
-    _headline(page, cmp, references)
+    _headline(page, cmp, references, gate)
     links = ([("differs", "What differs")] if multi else []) + \
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
@@ -536,13 +537,14 @@ def _mips(page: Page, cmp) -> None:
 
 
 def render(cmp, references: bool = False, title: str = "osmeter report",
-           studies: list = ()) -> tuple[str, list]:
+           studies: list = (), gate=None) -> tuple[str, list]:
     """(HTML text, [(figure file name, svg text)]); studies: study views
-    (osmeter/studies/) laid out after the comparison.  The page is a sequence of
+    (osmeter/studies/) laid out after the comparison; gate: a regression gate's outcome
+    (analysis/gate.py), shown among what was flagged.  The page is a sequence of
     sections, each its own function; per family the figures come first, then the table."""
     page = Page()
     common = display.common_level(cell_results(cmp))
-    _intro(page, cmp, references, title, common, studies)
+    _intro(page, cmp, references, title, common, studies, gate)
     _differs(page, cmp)
     _indices(page, cmp)
     for cat in cmp.categories:

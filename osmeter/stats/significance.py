@@ -12,19 +12,19 @@ medians between two runs on the log scale (a ratio of speeds is a shift of logs)
   (bench/stats_claims.py chose it by simulation over an exact rank test, which cannot go
   below p = 0.0079 with 5 against 5 repetitions, and over Student's pooled t, which is
   liberal at small alpha when the two runs' spreads differ; docs/statistics.md).  With a
-  between-run noise profile (osmeter.noise) its variance is added and the degrees of
+  between-run noise profile (osmeter.analysis.noise) its variance is added and the degrees of
   freedom are capped at the profile's runs - 1.
 * **Ratio**: the Hodges–Lehmann estimate (median of all pairwise differences of speed
   logs: one odd repetition does not swing it), with the (1 - alpha) Welch interval of
   the shift; the same estimator with or without a profile.
-* **Verdict** per row (osmeter.compare corrects for the many rows): better / worse when
+* **Verdict** per row (osmeter.analysis.compare corrects for the many rows): better / worse when
   the difference is significant and at least `min_effect`; "same" when the (1 - 2 alpha)
   interval lies inside +-margin (two one-sided tests, TOST); otherwise "cannot tell",
   with the repetitions per run that would tell.
 * **Values not all positive** (a loss of 0%, a time below the timer's resolution): no
   ratio; an exact Mann–Whitney test on the values themselves, and the row says so.
 
-The regression gate (osmeter.gate) reads the same verdicts and the slowdown's interval.
+The regression gate (osmeter.analysis.gate) reads the same verdicts and the slowdown's interval.
 """
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ def hodges_lehmann(base_s: list[float], other_s: list[float]) -> float:
 @dataclass
 class Between:
     """Variance of the between-run part of a log ratio (two runs: twice one run's), with
-    its degrees of freedom (the profile's runs - 1), from osmeter.noise."""
+    its degrees of freedom (the profile's runs - 1), from osmeter.analysis.noise."""
     var: float
     df: float
 
@@ -328,7 +328,7 @@ def compare_values(base: list[float], other: list[float], better: str,
                    between: Between | None = None, level: float = 0.95,
                    margin: float = MARGIN) -> Verdict:
     """Verdict on per-repetition values of the baseline and another run, as if this were
-    the only comparison made (osmeter.compare corrects for many and calls `decide`)."""
+    the only comparison made (osmeter.analysis.compare corrects for many and calls `decide`)."""
     m, n = len(base), len(other)
     if not m or not n:
         return Verdict(None, None, m, n, False, "no samples")
@@ -375,7 +375,7 @@ def decide(v: Verdict, alpha: float, min_effect: float) -> Verdict:
     if v.word in ("too few repetitions", "no samples"):
         return v
     q = v.p_adjusted if v.p_adjusted is not None else v.p
-    q_same = v.p_same           # each row's own claim: see osmeter.compare
+    q_same = v.p_same           # each row's own claim: see osmeter.analysis.compare
     big = v.ratio is None or abs(v.ratio - 1.0) >= min_effect
     same_side = v.ratio is None or (v.ratio - 1.0) * v.direction > 0
     v.significant = q is not None and q <= alpha and big and v.direction != 0 and same_side

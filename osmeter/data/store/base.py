@@ -197,7 +197,7 @@ class Store:
                 self._insert_samples([(rid, r.samples) for rid, r in zip(ids, run.results)])
 
     def save_noise(self, name: str, created: str, profile: dict) -> None:
-        """Store (or replace) a between-run noise profile (osmeter.noise)."""
+        """Store (or replace) a between-run noise profile (osmeter.analysis.noise)."""
         with self._errors("store noise profile %s in" % name):
             with self._write_transaction("noise:" + name):
                 self._execute(schema.NOISE_TABLE)
