@@ -167,7 +167,7 @@ def test_imprecise_when_the_spread_is_above_its_kinds(measured):
     cv = (syscall.spread + start.spread) / 2 * 1.6
     [f] = precision.judge(summary_with(cv), "syscall.getpid")
     assert (f.kind, f.reason) == (flags.IMPRECISE, flags.SPREAD) and "system call" in f.text
-    assert "--runs" in f.advice and f.magnitude == pytest.approx(cv, abs=1e-4)
+    assert "--repetitions" in f.advice and f.magnitude == pytest.approx(cv, abs=1e-4)
     cv = start.spread * 1.2       # within what n=5 repetitions show by chance
     assert precision.judge(summary_with(cv), "app.start.sh") == []
     # One repetition has no run-to-run spread to judge.

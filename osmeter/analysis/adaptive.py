@@ -1,5 +1,5 @@
-"""Opt-in adaptive repetitions: `osmeter run --until-ci PCT --max-runs N`, and
-`--until-decided PCT --max-runs N [--against RUN]`.
+"""Opt-in adaptive repetitions: `osmeter run --until-ci PCT --max-repetitions N`, and
+`--until-decided PCT --max-repetitions N [--against RUN]`.
 
 After the first rounds, each new round repeats only the benchmarks whose interval is
 still wider than +-PCT% of the median, interleaved as usual and each repetition in its
@@ -133,7 +133,7 @@ def summary_lines(run) -> list[str]:
                                 first["target_pct"], " (%s repetitions)" % _span(reached)
                                 if reached else "")]
     if short:
-        lines.append("not reached after %d repetitions (--max-runs): %s" % (
+        lines.append("not reached after %d repetitions (--max-repetitions): %s" % (
             first["max_runs"], ", ".join(
                 "%s (+-%s)" % (b, "%.1f%%" % o["half_width_pct"]
                                if o["half_width_pct"] is not None else "no 95% interval")
@@ -236,6 +236,6 @@ def decided_lines(run) -> list[str]:
                 len(seen) - sum(1 for r in seen if not r.extra["until_decided"]["decidable"]),
                 len(seen), o["target_pct"])]
     if short:
-        lines.append("still too noisy after %d repetitions (--max-runs): %s"
+        lines.append("still too noisy after %d repetitions (--max-repetitions): %s"
                      % (o["max_runs"], ", ".join(short)))
     return lines

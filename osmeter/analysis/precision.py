@@ -111,7 +111,8 @@ def limit(kind: Kind, repetitions: int) -> float | None:
     return kind.spread * math.sqrt(chi2_quantile(LEVEL, df) / df)
 
 
-ADVICE = ("more repetitions narrow its interval (--runs 10, or --until-ci PCT --max-runs N); "
+ADVICE = ("more repetitions narrow its interval (--repetitions 10, or --until-ci PCT "
+          "--max-repetitions N); "
           "a longer preset (--preset default) measures longer per repetition; a spread this "
           "large also comes from what osmeter cannot see (another VM on the host, a cold "
           "disk)")

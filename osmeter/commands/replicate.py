@@ -2,7 +2,7 @@
 report of all five papers with a summary of what still holds; `--no-run` writes it from
 stored runs (as `osmeter report --study all` does).
 
-The run is `osmeter run --suite studies --runs N`: every benchmark of the o90, lb96,
+The run is `osmeter run --suite studies --repetitions N`: every benchmark of the o90, lb96,
 vl03, mg05 and cc06 suites, once each, at the studies' sizes (the default preset).  Five
 repetitions by default: the comparison's rank test decides a difference from 5
 repetitions a side (with 3 it cannot go below p = 0.1, so "static vs dynamic" and the
@@ -29,8 +29,9 @@ def register(subparsers) -> None:
                     "conclusions with today's verdict first, then each paper's tables and "
                     "figures with this machine beside the published systems.  The terminal "
                     "prints the summary.")
-    s.add_argument("--runs", type=int, default=REPETITIONS, help="repetitions of each "
-                   "benchmark (default %(default)s: what the verdicts' tests need to decide)")
+    s.add_argument("--repetitions", "--runs", dest="runs", type=int, default=REPETITIONS,
+                   metavar="N", help="repetitions of each benchmark (--runs: the same; "
+                   "default %(default)s: what the verdicts' tests need to decide)")
     s.add_argument("--with", dest="others", action="append", default=[], metavar="RUN",
                    help="another stored run to set beside (a NetBSD run, an older run; "
                    "repeatable)")
@@ -55,7 +56,7 @@ def _run(args) -> tuple[str, int]:
     stored run and the exit code of the run."""
     label = args.label or time.strftime("replicate-%Y%m%d-%H%M")
     argv = (["--db", args.db] if args.db else []) + \
-        ["run", "--suite", "studies", "--runs", str(args.runs), "--label", label]
+        ["run", "--suite", "studies", "--repetitions", str(args.runs), "--label", label]
     argv += [w for d in args.dir for w in ("--dir", d)]
     argv += (["--smoke"] if args.smoke else []) + (["--quiet"] if args.quiet else [])
     return label, args.main(argv)
@@ -63,7 +64,7 @@ def _run(args) -> tuple[str, int]:
 
 def handle(args) -> int:
     if args.runs < 1:
-        return fail("--runs must be at least 1")
+        return fail("--repetitions (--runs) must be at least 1")
     named = list(args.others)
     if not args.no_run:
         label, rc = _run(args)

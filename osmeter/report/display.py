@@ -427,7 +427,8 @@ def interval_advice(results: list[Result], common=None) -> str:
                 stats.order_statistic_level(n, 1))) for n in sorted(short)))
     if isinstance(common, float) or short:
         need = stats.repetitions_for(stats.LEVEL)
-        parts.append("a 95%% interval needs at least %d repetitions (--runs %d)" % (need, need))
+        parts.append("a 95%% interval needs at least %d repetitions (--repetitions %d)"
+                     % (need, need))
     return "; ".join(parts) + "." if parts else ""
 
 

@@ -24,7 +24,7 @@ FLAG_TAGS = {
                   "(osmeter check)"),
     flags.THROTTLING: ("throttled", "the CPU was throttled for heat: let it cool"),
     flags.SPREAD: ("imprecise", "its run-to-run spread is above what its kind of "
-                   "benchmark reaches at rest: more repetitions (--runs 10) or a longer "
+                   "benchmark reaches at rest: more repetitions (--repetitions 10) or a longer "
                    "preset"),
     flags.FAILED_REPETITIONS: ("incomplete", "some repetitions failed; the rest were used"),
 }

@@ -4,7 +4,7 @@ examples/suite.toml is an example.
 
     [suite]                      # optional
     label = "nightly"            # default --label
-    runs = 5                     # default --runs
+    repetitions = 5              # default --repetitions ('runs' is the same key)
     preset = "default"           # sizes (and commands' samples/warmup): default|quick|smoke
 
     [[bench]]
@@ -29,7 +29,7 @@ from . import plan, user_command
 from .catalog import PRESETS, Catalog, CatalogError
 
 MAX_BYTES = 1 << 20     # read no more (a suite file named /dev/zero ends here)
-SUITE_KEYS = {"label": str, "runs": int, "preset": str}
+SUITE_KEYS = {"label": str, "repetitions": int, "runs": int, "preset": str}
 BENCH_KEYS = {"id": str, "params": dict, "preset": str}
 COMMAND_KEYS = {"name": str, "run": (list, str), "shell": bool, "setup": str, "cleanup": str,
                 "cold_cache": bool, "warmup": int, "samples": int, "timeout": int,
@@ -181,9 +181,13 @@ def load(path: str, catalog: Catalog, smoke: bool = False) -> SuiteFile:
     if preset not in PRESETS:
         raise loc.error("[suite] key 'preset': must be one of %s" % ", ".join(PRESETS),
                         "suite", None, "preset")
-    runs = suite.get("runs")
+    key = "repetitions" if "repetitions" in suite else "runs"    # runs: --runs's name
+    if "repetitions" in suite and "runs" in suite:
+        raise loc.error("[suite] keys 'repetitions' and 'runs' say the same: give one",
+                        "suite", None, "runs")
+    runs = suite.get(key)
     if runs is not None and runs < 1:
-        raise loc.error("[suite] key 'runs': must be at least 1", "suite", None, "runs")
+        raise loc.error("[suite] key '%s': must be at least 1" % key, "suite", None, key)
     out = SuiteFile(path=path, label=suite.get("label"), runs=runs)
 
     for table in ("bench", "command"):

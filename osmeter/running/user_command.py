@@ -5,7 +5,7 @@
                     -- COMMAND [ARGS...]
 
 The core's `cmd.run` times the command as a whole process (wall, user and system time,
-peak memory); each repetition (--runs) is a separate core process that runs it
+peak memory); each repetition (--repetitions) is a separate core process that runs it
 `samples` times after `warmup` untimed runs.  Results are stored under the bench id
 `cmd.NAME`, so runs of the same named command compare like every other result.  The
 command's argv travels to the core as a JSON array: no shell unless --shell.
