@@ -54,10 +54,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from osmeter import api  # noqa: E402
+# What this script measures and calibrates (the kinds' spreads, the flags' judgement,
+# the mem.* levels it derives again) is internal by nature; the rest goes through api.
 from osmeter.analysis import flags, monitor, precision  # noqa: E402
-from osmeter.running import plan, runner
-from osmeter import stats
-from osmeter.running.catalog import Catalog  # noqa: E402
+from osmeter.analysis.families import mem  # noqa: E402
 
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
 # that flags results disturbed, at its strictest (monitor.judge with its lowest floor).
@@ -89,13 +90,13 @@ def wait_quiet(most_s: float) -> float:
 
 def measure(ids, suite, trials: int, runs: int, path: str | None, by_family: bool = False,
             wait_s: float = 0.0, only_quiet: bool = False) -> dict:
-    catalog = Catalog()
+    catalog = api.Catalog()
     if not ids and not suite:
         suite = "quick"
     if ids:
         groups, preset = [ids], "quick"
     else:
-        groups, preset = [list(catalog.suite(suite))], plan.SUITES[suite][1]
+        groups, preset = [list(catalog.suite(suite))], api.SUITES[suite][1]
     if by_family:
         # Each run measures one family of them (in turn), short enough to fit in the
         # quiet gaps of a shared machine; every benchmark is still measured.
@@ -105,24 +106,21 @@ def measure(ids, suite, trials: int, runs: int, path: str | None, by_family: boo
         groups = list(families.values())
     plans = []
     for group in groups:
-        _, items, variants = plan.build(catalog, group, preset=preset)
-        plan.validate(catalog, items, variants)
-        plans.append((items, variants))
+        plans.append(api.plan(group, preset=preset))
     # Every phase, also those osmeter does not show alone: their spread is measured here.
     precision.SHORTEST_ALONE_S = 0.0
     out = {"host": os.uname().nodename, "started": dt.datetime.now().isoformat(
         timespec="seconds"), "suite": None if ids else suite, "ids": ids, "runs": runs,
         "trials": []}
     for t in range(trials):
-        items, variants = plans[t % len(plans)]
+        planned = plans[t % len(plans)]
         if wait_s and wait_quiet(wait_s) > RUN_QUIET and only_quiet:
             print("trial %d/%d: not run, others stayed busy for %g s" % (t + 1, trials, wait_s),
                   file=sys.stderr)
             continue
         load = os.getloadavg()[0]
-        opts = plan.Options(runs=runs, suite=None if ids else suite, progress=False)
         before = monitor.Snapshot.take()
-        [run] = runner.execute(catalog, items, variants, opts)
+        [run] = api.measure(planned, runs, suite=None if ids else suite)
         whole = monitor.between(before, monitor.Snapshot.take())
         others = (whole.other_cpu_s or 0.0) / whole.wall_s
         rows = []
@@ -277,8 +275,7 @@ def analyse(sources: list[dict]) -> None:
 
 def count(db: str, label: str | None) -> None:
     """Imprecise flags of stored runs, as stored and as judged by the code now."""
-    from osmeter.data.store import Store
-    with Store(db, readonly=True) as store:
+    with api.open_store(db, readonly=True) as store:
         refs = [r for r in store.list_runs() if label is None or fnmatch.fnmatchcase(
             r.get("label") or "", label)]
         for ref in refs:
@@ -313,7 +310,6 @@ def _imprecise(rs, undisturbed_only: bool = False) -> int:
 def rejudged(run) -> list:
     """The run's counted results with their imprecise flags judged by the code now (the
     derived mem.* levels derived again: their names may have changed)."""
-    from osmeter.analysis.families import mem
     run = copy.deepcopy(run)          # the stored flags stay as they were
     keep = [r for r in run.results if not (r.shape == "derived" and r.bench.startswith("mem."))]
     for b in sorted({r.bench for r in keep if r.bench.startswith("mem.")}):
@@ -321,7 +317,7 @@ def rejudged(run) -> list:
     out = []
     for r in flags.counted(keep):
         if r.samples and r.shape != "derived":
-            r.summary = stats.summarize(r.samples)
+            r.summary = api.summarize(r.samples)
         others = [w for w in r.warnings if flags.read(w).kind != flags.IMPRECISE]
         r.warnings = others + [f.to_dict() for f in precision.judge(
             r.summary, r.bench, r.shape, r.metric)]

@@ -144,7 +144,8 @@ FLOORS = (
     ("stats", "data", "system"),    # statistics; what is kept; what this machine is
     ("base",),                      # numbers and text, used by every floor
 )
-TOP = {"osmeter.cli": "commands", "osmeter.__main__": "commands", "osmeter": "base"}
+TOP = {"osmeter.cli": "commands", "osmeter.__main__": "commands", "osmeter.api": "commands",
+       "osmeter": "base"}
 
 
 def folder(name: str) -> str | None:
