@@ -251,7 +251,7 @@ def analyse(sources: list[dict]) -> None:
                                         100.0 * flagged["measured"] / len(calm),
                                         trial.get("others_cpus", float("nan"))))
     print()
-    print("As README's table (kind | spread | limit at 5 repetitions | basis):")
+    print("As docs/measurement.md's table (kind | spread | limit at 5 repetitions | basis):")
     print("\n".join(readme))
     print()
     print("Timed once per repetition (quiet runs): duration, spread, spread x duration "

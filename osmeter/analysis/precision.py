@@ -8,7 +8,7 @@ kind reaches at rest, by more than its repetitions could show by chance.
 
 `KINDS` holds, per kind, the spread nine in ten of its results reach on a quiet machine,
 measured by bench/precision.py (the quick suite, 5 repetitions, several runs, counting
-only results that nothing disturbed); README "How it measures" shows the same table.
+only results that nothing disturbed); docs/measurement.md shows the same table.
 The limit for n repetitions is that spread times sqrt(chi2(0.95, n-1) / (n-1)): a result
 whose true spread is the kind's exceeds it in 5% of runs, whatever n (a normal model of
 the repetition medians; tests/test_flags.py checks it by simulation, also on skewed
