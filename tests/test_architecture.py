@@ -1,6 +1,7 @@
 """docs/architecture.md is the tree: its drawing of the floors is FLOORS
 (tests/test_registries.py), its folders come in the floors' order, and each folder's
-table names exactly the modules in it."""
+table names exactly the modules in it.  And what it says of stats/ and analysis/ holds:
+they print nothing."""
 from __future__ import annotations
 
 import re
@@ -54,3 +55,19 @@ def test_every_module_is_named_in_its_folders_table():
         else:
             there = {p.relative_to(PKG / name).as_posix() for p in (PKG / name).rglob("*.py")}
         assert named == there, (name, sorted(there - named), sorted(named - there))
+
+
+def test_statistics_and_analysis_print_nothing():
+    """What a number is, is decided in stats/ and analysis/; what a reader sees, above."""
+    import ast
+    said = []
+    for folder in ("stats", "analysis"):
+        for path in sorted((PKG / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+                    said.append("%s:%d print" % (path.relative_to(PKG), node.lineno))
+                if isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr") \
+                        and getattr(node.value, "id", None) == "sys":
+                    said.append("%s:%d sys.%s" % (path.relative_to(PKG), node.lineno,
+                                                  node.attr))
+    assert said == []
