@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 TARGET = 0.10
 
@@ -36,7 +36,7 @@ def commands():
 
 
 def osmeter_times(argv, runs, warmup):
-    inv = coreproc.invoke("cmd.run", params={"argv": json.dumps(argv), "samples": str(runs),
+    inv = api.invoke("cmd.run", params={"argv": json.dumps(argv), "samples": str(runs),
                                              "warmup": str(warmup)}, timeout=600)
     if inv.status != "ok":
         raise SystemExit("osmeter failed on %s: %s" % (argv, inv.reason))
@@ -49,7 +49,7 @@ def hyperfine_times(argv, runs, warmup):
         subprocess.run(["hyperfine", "-N", "--style", "none", "--warmup", str(warmup),
                         "--runs", str(runs), "--export-json", out.name, cmdline],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       start_new_session=True)   # as coreproc.invoke starts the core
+                       start_new_session=True)   # as api.invoke starts the core
         return json.load(open(out.name))["results"][0]["times"]
 
 

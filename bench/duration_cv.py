@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 
 def params(specs):
@@ -48,7 +48,7 @@ def main() -> int:
     for _ in range(args.procs):
         for name, p in sides.items():
             t0 = time.monotonic()
-            inv = coreproc.invoke(args.bench, params=p, timeout=3600)
+            inv = api.invoke(args.bench, params=p, timeout=3600)
             walls[name].append(time.monotonic() - t0)
             if inv.status != "ok":
                 raise SystemExit("%s %s: %s %s" % (args.bench, p, inv.status, inv.reason))

@@ -34,23 +34,21 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import coreproc  # noqa: E402
-from osmeter.catalog import PRESETS, Catalog  # noqa: E402
+from osmeter import api  # noqa: E402
 
 
 def measure(bench: str, preset: str) -> tuple[float, str]:
     t0 = time.monotonic()
-    inv = coreproc.invoke(bench, preset=preset, timeout=900, scratch_parent=tempfile.gettempdir())
+    inv = api.invoke(bench, preset=preset, timeout=900, scratch_parent=tempfile.gettempdir())
     return time.monotonic() - t0, inv.status
 
 
 def stored(paths: list[str], labels: list | None = None) -> dict:
     """{(bench, preset): [seconds of every repetition]} from the runs in these stores
     (those whose label matches one of the globs `labels`, if given)."""
-    from osmeter.store import Store
     found: dict = {}
     for path in paths:
-        with Store(path, readonly=True) as store:
+        with api.open_store(path, readonly=True) as store:
             for ref in store.list_runs():
                 if labels and not any(fnmatch.fnmatchcase(ref.get("label") or "", g)
                                       for g in labels):
@@ -115,7 +113,7 @@ def from_stores(catalog, paths: list[str], write: bool, labels: list) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ids", nargs="*")
-    ap.add_argument("--presets", default=",".join(PRESETS[::-1]))
+    ap.add_argument("--presets", default=",".join(api.PRESETS[::-1]))
     ap.add_argument("--max-default", type=float, default=30.0)
     ap.add_argument("--from", dest="stores", action="append", default=[],
                     help="a results store: the repetition times of its runs")
@@ -124,7 +122,7 @@ def main() -> int:
     ap.add_argument("--write", action="store_true",
                     help="with --from: put the measured estimates into core/bench/*.c")
     args = ap.parse_args()
-    catalog = Catalog()
+    catalog = api.Catalog()
     if args.stores:
         return from_stores(catalog, args.stores, args.write, args.label)
     ids = args.ids or [b["id"] for b in catalog.benches if b["suites"]]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The cutoffs that name outlier hosts in a fleet report (osmeter/fleet.py OUTLIER_CUTOFF),
-and the check that they hold.
+"""The cutoffs that name outlier hosts in a fleet report (osmeter/analysis/fleet.py
+OUTLIER_CUTOFF), and the check that they hold.
 
 A host is named an outlier of a benchmark when its value's robust z-score among the n
 hosts' values (on logs: 0.6745 (log v - median) / MAD) exceeds cutoff(n), and it differs
@@ -11,7 +11,7 @@ percentile of the largest |z| among n hosts (a margin under the 5% claimed, so t
 claim holds beyond the simulation's own error).  The statistic does not depend on the
 distribution's mean or spread, so one simulation per n serves every benchmark.
 
-    python3 bench/fleet_outliers.py            # prints the table for osmeter/fleet.py
+    python3 bench/fleet_outliers.py            # prints the table for osmeter/analysis/fleet.py
     python3 bench/fleet_outliers.py --check    # false alarms and power of the table in use
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import fleet  # noqa: E402
+from osmeter.analysis import fleet  # noqa: E402
 
 TARGET = 0.955
 SIZES = list(range(5, 31)) + [35, 40, 45, 50, 60, 70, 80, 100, 120, 150, 200, 300, 500, 1000]

@@ -37,7 +37,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 TARGET = 0.20
 # Pairs whose tool measures a different experiment (see the docstring), printed for
@@ -49,7 +49,7 @@ NO_TARGET = {"fork+exit+wait": "stress-ng's op adds ~9 child system calls and fo
 
 
 def osmeter(bench, metric, **params):
-    inv = coreproc.invoke(bench, params=params, timeout=300)
+    inv = api.invoke(bench, params=params, timeout=300)
     if inv.status != "ok":
         raise SystemExit("%s: %s" % (bench, inv.reason))
     return statistics.median(inv.values(metric)), inv
@@ -119,7 +119,7 @@ def mappings_of(cmd, name):
 
 def explain_fork_pair():
     """Why proc.fork_exit and stress-ng --fork are different experiments, measured here."""
-    core = str(coreproc.core_path())
+    core = str(api.core_path())
     print("\nproc.fork_exit vs stress-ng --fork: what each operation is")
     if shutil.which("strace"):
         theirs, tc = syscalls_per_op(["stress-ng", "--fork", "1", "--fork-ops", "2000",

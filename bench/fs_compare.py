@@ -13,7 +13,7 @@ table the studies printed: benchmarks as rows, file systems as columns (medians)
 Directories on a network file system (--sshfs, or a --dir on NFS, SMB, ...) are remote:
 the script prints Ousterhout's remote penalty of each against each local file system (O90
 Table 8: 100 × (T_remote − T_local) / T_local on the mab.local totals), as
-`osmeter compare` computes it for every local/remote pair (osmeter/remote.py).  --direct
+`osmeter compare` computes it for every local/remote pair (osmeter/analysis/remote.py).  --direct
 drives osmeter-core itself instead of the front-end.  The runs go to a temporary store
 unless --db is given.  Needs root, and
 mkfs.xfs / mkfs.btrfs (apt: xfsprogs btrfs-progs), sshfs openssh-server for --sshfs.
@@ -34,7 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, fsinfo, remote  # noqa: E402
+from osmeter import api  # noqa: E402
+from osmeter.system import fsinfo  # noqa: E402
+from osmeter.analysis import remote  # noqa: E402
 from tests import fsimages  # noqa: E402
 
 BENCHES = ["fs.crtdel", "fs.bonnie.write", "fs.bonnie.rewrite", "fs.bonnie.read",
@@ -46,7 +48,7 @@ def quick_overrides(benches: list[str]) -> list[str]:
     """--param ID.KEY=VALUE for every parameter whose quick value differs from the
     default: the front-end runs explicitly named benchmarks at default sizes."""
     out = []
-    for b in coreproc.list_benchmarks():
+    for b in api.Catalog().benches:
         for p in b["params"] if b["id"] in benches else []:
             if p["quick"] != p["default"]:
                 out += ["--param", "%s.%s=%s" % (b["id"], p["name"], p["quick"])]
@@ -106,7 +108,7 @@ def via_core(args, benches, columns) -> tuple[dict, dict, dict, list]:
     for rep in range(args.runs):
         for bench in benches:
             for col, d in columns.items():
-                inv = coreproc.invoke(bench, params={"dir": d}, timeout=3600,
+                inv = api.invoke(bench, params={"dir": d}, timeout=3600,
                                       preset=None if args.preset == "default" else args.preset)
                 if inv.status != "ok":
                     skipped.setdefault(bench, {})[col] = "%s: %s" % (inv.status, inv.reason)
@@ -145,7 +147,7 @@ def print_table(benches, columns, values, units, skipped, runs):
     names = list(columns)
     width = max(10, *(len(n) for n in names)) + 1
     metric_order = {}
-    for b in coreproc.list_benchmarks():
+    for b in api.Catalog().benches:
         for i, m in enumerate(b["metrics"]):
             metric_order[(b["id"], m["name"])] = i
     rows = sorted(values, key=lambda k: (benches.index(k[0]), metric_order.get(k[:2], 99),

@@ -33,7 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, fsinfo  # noqa: E402
+from osmeter import api  # noqa: E402
+from osmeter.system import fsinfo  # noqa: E402
 
 TARGET = (0.67, 1.5)   # osmeter / bonnie++ on a quiet machine
 
@@ -71,7 +72,7 @@ def osmeter(d: str, size: int) -> dict:
             ("fs.bonnie.rewrite", "rewrite", "rewrite (no fsync)", "warm", "no"),
             ("fs.bonnie.read", "block", "block read (cold, osmeter default)", "fadvise",
              "yes")):
-        inv = coreproc.invoke(bench, params={"dir": d, "sizes": str(size), "cache": cache,
+        inv = api.invoke(bench, params={"dir": d, "sizes": str(size), "cache": cache,
                                              "fsync": sync}, timeout=3600)
         if inv.status != "ok":
             raise SystemExit("%s: %s %s" % (bench, inv.status, inv.reason))

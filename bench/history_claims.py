@@ -27,7 +27,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import history  # noqa: E402
+from osmeter.analysis import history  # noqa: E402
 
 REPS = 5
 WITHIN = 0.02       # a repetition's spread inside one run

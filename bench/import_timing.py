@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from osmeter import exchange  # noqa: E402
-from osmeter.model import Result, Sample  # noqa: E402
+from osmeter.data import exchange  # noqa: E402
+from osmeter.api import Result, Sample  # noqa: E402
 from synth import make_run  # noqa: E402
 
 

@@ -84,7 +84,11 @@ import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-from osmeter import coreproc, monitor, stats  # noqa: E402
+from osmeter import api  # noqa: E402
+# The core's process group and the monitor's snapshots, as the runner uses them: internal.
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.analysis import monitor  # noqa: E402
+from osmeter import stats  # noqa: E402
 CORE = os.path.join(ROOT, "core", "build", "osmeter-core")
 TARGET = 0.10
 US = 1000.0  # lmbench prints microseconds; osmeter's latencies are ns
@@ -414,7 +418,7 @@ def spread(values):
 def median_interval(values):
     """The 95% interval osmeter gives a median (osmeter.stats: order statistics), as (low,
     high), or None where the rounds are too few to reach 95% (fewer than 6)."""
-    interval = stats.median_interval(values)
+    interval = api.median_interval(values)
     return interval[:2] if interval and interval[2] >= stats.LEVEL else None
 
 

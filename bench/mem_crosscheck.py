@@ -41,8 +41,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from osmeter import coreproc  # noqa: E402
-from osmeter.families import mem  # noqa: E402
+from osmeter import api  # noqa: E402
+from osmeter.analysis.families import mem  # noqa: E402
 
 TARGET = 0.20            # within +-20%
 BYTES_PER_RUN = 1 << 30  # per timed batch: long enough for gettimeofday's microseconds
@@ -59,7 +59,7 @@ def perf_mb_per_s(perf: str, routine: str, size: int, loops: int) -> float:
 
 
 def osmeter_mb_per_s(routine: str, size: int, loops: int) -> float:
-    inv = coreproc.invoke("mem." + routine, params={"sizes": size, "total": size * loops,
+    inv = api.invoke("mem." + routine, params={"sizes": size, "total": size * loops,
                                                     "samples": 1}, timeout=300)
     if inv.status != "ok":
         raise RuntimeError("osmeter mem.%s: %s %s" % (routine, inv.status, inv.reason))
@@ -75,8 +75,8 @@ def main() -> int:
         print("perf not found (apt-get install linux-perf)", file=sys.stderr)
         return 1
     try:
-        coreproc.core_path()
-    except coreproc.CoreError as e:
+        api.core_path()
+    except api.CoreError as e:
         print(e, file=sys.stderr)
         return 1
 

@@ -42,7 +42,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 TARGET = 0.20
 
@@ -53,8 +53,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def osmeter(bench: str, **params) -> coreproc.Invocation:
-    inv = coreproc.invoke(bench, params=params, timeout=600)
+def osmeter(bench: str, **params) -> api.Invocation:
+    inv = api.invoke(bench, params=params, timeout=600)
     if inv.status != "ok":
         sys.exit("osmeter %s failed: %s" % (bench, inv.reason))
     return inv

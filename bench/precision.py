@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How precise each kind of benchmark is on this machine at rest: the measured basis of
-osmeter/precision.py's KINDS and SHORTEST_ALONE_S.
+osmeter/analysis/precision.py's KINDS and SHORTEST_ALONE_S.
 
 Runs the quick suite (or another suite, or the ids given at the quick sizes; with
 --by-family one family of them per run, in turn, short enough for the quiet gaps of a
@@ -11,13 +11,13 @@ results, flagged 16-33% of quick runs).  It keeps for each result only the runs 
 nothing disturbed it (others used at most 0.1 CPU over the whole run, and nothing seen
 while the result was measured could move it by 2%: other processes, steal above the
 machine's at rest, a clock change; the judgement that flags results disturbed, at its
-strictest).  Then, per kind of benchmark (osmeter.precision.kind_of):
+strictest).  Then, per kind of benchmark (osmeter.analysis.precision.kind_of):
 
   * each result's spread: its run-to-run CV pooled over those quiet runs (root mean
     square), and of these the median, the 90th percentile (the kind's `spread`, what 9
     in 10 of its results reach at rest) and the largest;
   * how often a quiet result would be flagged imprecise with the spreads as they are in
-    osmeter/precision.py, and with the ones measured here;
+    osmeter/analysis/precision.py, and with the ones measured here;
   * per run: the share of its results flagged imprecise, with the spreads in the code and
     with those measured here (what issue 25 asks: at most 10% at rest);
   * phases timed once per repetition: their duration against their spread, and the
@@ -54,8 +54,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import flags, monitor, plan, precision, runner, stats  # noqa: E402
-from osmeter.catalog import Catalog                           # noqa: E402
+from osmeter import api  # noqa: E402
+# What this script measures and calibrates (the kinds' spreads, the flags' judgement,
+# the mem.* levels it derives again) is internal by nature; the rest goes through api.
+from osmeter.analysis import flags, monitor, precision  # noqa: E402
+from osmeter.analysis.families import mem  # noqa: E402
 
 # A result is "at rest" when nothing seen meanwhile could move it by 2%: the judgement
 # that flags results disturbed, at its strictest (monitor.judge with its lowest floor).
@@ -87,13 +90,13 @@ def wait_quiet(most_s: float) -> float:
 
 def measure(ids, suite, trials: int, runs: int, path: str | None, by_family: bool = False,
             wait_s: float = 0.0, only_quiet: bool = False) -> dict:
-    catalog = Catalog()
+    catalog = api.Catalog()
     if not ids and not suite:
         suite = "quick"
     if ids:
         groups, preset = [ids], "quick"
     else:
-        groups, preset = [list(catalog.suite(suite))], plan.SUITES[suite][1]
+        groups, preset = [list(catalog.suite(suite))], api.SUITES[suite][1]
     if by_family:
         # Each run measures one family of them (in turn), short enough to fit in the
         # quiet gaps of a shared machine; every benchmark is still measured.
@@ -103,24 +106,21 @@ def measure(ids, suite, trials: int, runs: int, path: str | None, by_family: boo
         groups = list(families.values())
     plans = []
     for group in groups:
-        _, items, variants = plan.build(catalog, group, preset=preset)
-        plan.validate(catalog, items, variants)
-        plans.append((items, variants))
+        plans.append(api.plan(group, preset=preset))
     # Every phase, also those osmeter does not show alone: their spread is measured here.
     precision.SHORTEST_ALONE_S = 0.0
     out = {"host": os.uname().nodename, "started": dt.datetime.now().isoformat(
         timespec="seconds"), "suite": None if ids else suite, "ids": ids, "runs": runs,
         "trials": []}
     for t in range(trials):
-        items, variants = plans[t % len(plans)]
+        planned = plans[t % len(plans)]
         if wait_s and wait_quiet(wait_s) > RUN_QUIET and only_quiet:
             print("trial %d/%d: not run, others stayed busy for %g s" % (t + 1, trials, wait_s),
                   file=sys.stderr)
             continue
         load = os.getloadavg()[0]
-        opts = plan.Options(runs=runs, suite=None if ids else suite, progress=False)
         before = monitor.Snapshot.take()
-        [run] = runner.execute(catalog, items, variants, opts)
+        [run] = api.measure(planned, runs, suite=None if ids else suite)
         whole = monitor.between(before, monitor.Snapshot.take())
         others = (whole.other_cpu_s or 0.0) / whole.wall_s
         rows = []
@@ -251,7 +251,7 @@ def analyse(sources: list[dict]) -> None:
                                         100.0 * flagged["measured"] / len(calm),
                                         trial.get("others_cpus", float("nan"))))
     print()
-    print("As README's table (kind | spread | limit at 5 repetitions | basis):")
+    print("As docs/measurement.md's table (kind | spread | limit at 5 repetitions | basis):")
     print("\n".join(readme))
     print()
     print("Timed once per repetition (quiet runs): duration, spread, spread x duration "
@@ -275,8 +275,7 @@ def analyse(sources: list[dict]) -> None:
 
 def count(db: str, label: str | None) -> None:
     """Imprecise flags of stored runs, as stored and as judged by the code now."""
-    from osmeter.store import Store
-    with Store(db, readonly=True) as store:
+    with api.open_store(db, readonly=True) as store:
         refs = [r for r in store.list_runs() if label is None or fnmatch.fnmatchcase(
             r.get("label") or "", label)]
         for ref in refs:
@@ -311,7 +310,6 @@ def _imprecise(rs, undisturbed_only: bool = False) -> int:
 def rejudged(run) -> list:
     """The run's counted results with their imprecise flags judged by the code now (the
     derived mem.* levels derived again: their names may have changed)."""
-    from osmeter.families import mem
     run = copy.deepcopy(run)          # the stored flags stay as they were
     keep = [r for r in run.results if not (r.shape == "derived" and r.bench.startswith("mem."))]
     for b in sorted({r.bench for r in keep if r.bench.startswith("mem.")}):
@@ -319,7 +317,7 @@ def rejudged(run) -> list:
     out = []
     for r in flags.counted(keep):
         if r.samples and r.shape != "derived":
-            r.summary = stats.summarize(r.samples)
+            r.summary = api.summarize(r.samples)
         others = [w for w in r.warnings if flags.read(w).kind != flags.IMPRECISE]
         r.warnings = others + [f.to_dict() for f in precision.judge(
             r.summary, r.bench, r.shape, r.metric)]

@@ -25,13 +25,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 MIB = 1 << 20
 
 
 def osmeter(bench, metric, x=None, **params):
-    inv = coreproc.invoke(bench, params=params, timeout=300)
+    inv = api.invoke(bench, params=params, timeout=300)
     if inv.status != "ok":
         raise SystemExit("%s: %s %s" % (bench, inv.status, inv.reason))
     return statistics.median(inv.values(metric, x) if x is not None else inv.values(metric))

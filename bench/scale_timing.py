@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from osmeter import coreproc, curves  # noqa: E402
-from osmeter.model import Sample  # noqa: E402
+from osmeter import api  # noqa: E402
+from osmeter.analysis import curves  # noqa: E402  (what it times: internal)
 
 BENCHES = ["scale.socket", "scale.bind", "scale.fork.dynamic", "scale.fork.static",
            "scale.exit.dynamic", "scale.exit.static", "scale.mmap", "scale.mmap_touch",
@@ -33,7 +33,7 @@ MAX_RATIO = 2.0          # gap between operations, last tenth vs first tenth
 NOISE_NS = 200.0         # ... or gaps this close are equal on a shared, noisy machine
 
 
-def gaps(inv: coreproc.Invocation) -> tuple[float, float] | None:
+def gaps(inv: api.Invocation) -> tuple[float, float] | None:
     """(first tenth, last tenth) median ns between operations, from the core's note."""
     note = inv.notes.get("between_operations_ns")
     if isinstance(note, list):
@@ -42,9 +42,9 @@ def gaps(inv: coreproc.Invocation) -> tuple[float, float] | None:
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
-def run(bench: str, params: dict) -> tuple[coreproc.Invocation, float]:
+def run(bench: str, params: dict) -> tuple[api.Invocation, float]:
     t0 = time.monotonic()
-    inv = coreproc.invoke(bench, params=params, timeout=600)
+    inv = api.invoke(bench, params=params, timeout=600)
     return inv, time.monotonic() - t0
 
 
@@ -53,7 +53,7 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="benchmark ids (default: all)")
     ap.add_argument("--runs", type=int, default=1, help="repetitions at the default size")
     args = ap.parse_args()
-    defaults = {b["id"]: b for b in coreproc.list_benchmarks()}
+    defaults = {b["id"]: b for b in api.Catalog().benches}
     ok = True
     print("%-20s %7s %8s %6s %11s %11s %6s  %s" % (
         "benchmark", "n", "wall s", "<2min", "gap 1st ns", "gap last ns", "ratio", "curve"))
@@ -64,7 +64,7 @@ def main() -> int:
             walls.append(wall)
             if big.status != "ok":
                 break
-            samples += [Sample(rep, x, v) for _, x, v in big.samples]
+            samples += [api.Sample(rep, x, v) for _, x, v in big.samples]
         # With every process on one CPU, the time between two forks also holds the
         # child's own run into pause(): the kernel's work, not ours.  The bookkeeping
         # check therefore lets the scheduler place the processes.

@@ -35,10 +35,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from osmeter import compare, gate, noise, stats                 # noqa: E402
-from osmeter import significance as sig                         # noqa: E402
-from osmeter.distributions import t_sf                          # noqa: E402
-from osmeter.model import Result, Run, Sample                   # noqa: E402
+from osmeter import api  # noqa: E402
+from osmeter.api import Result, Run, Sample  # noqa: E402
 
 
 # ---- building runs ------------------------------------------------------------------------
@@ -90,7 +88,7 @@ def coverage_table(trials: int) -> None:
     for n in (2, 3, 4, 5, 6, 7, 8, 10, 15, 20):
         hits, level = 0, None
         for _ in range(trials):
-            s = stats.summarize([Sample(r, None, 1000 + rng.expovariate(1 / 50))
+            s = api.summarize([Sample(r, None, 1000 + rng.expovariate(1 / 50))
                                  for r in range(n)])
             hits += s["ci_low"] <= truth <= s["ci_high"]
             level = s["ci_level"]
@@ -105,8 +103,8 @@ def _var(v):
 
 
 def welch_p(a, b):
-    fit = sig.log_ratio_t(a, b)
-    return sig.t_test(*fit)
+    fit = api.log_ratio_t(a, b)
+    return api.t_test(*fit)
 
 
 def pooled_p(a, b):
@@ -115,11 +113,11 @@ def pooled_p(a, b):
     se = math.sqrt(sp * (1 / m + 1 / n))
     if se == 0:
         return 1.0
-    return min(1.0, 2 * t_sf(abs(statistics.fmean(b) - statistics.fmean(a)) / se, m + n - 2))
+    return min(1.0, 2 * api.t_sf(abs(statistics.fmean(b) - statistics.fmean(a)) / se, m + n - 2))
 
 
 def rank_p(a, b):
-    return sig.mann_whitney_u(b, a)[1]
+    return api.mann_whitney_u(b, a)[1]
 
 
 TESTS = (("Welch t (chosen)", welch_p), ("pooled t / hierarchical", pooled_p),
@@ -206,11 +204,11 @@ def aa_suite(trials: int) -> None:
                     sum(rng.gauss(0, 1) ** 2 for _ in range(3)) / 3)
         verdicts = exit0 = same = 0
         for _ in range(trials):
-            cmp = compare.compare([suite_run("a", rng, cv=cv, draw=draw),
+            cmp = api.compare([suite_run("a", rng, cv=cv, draw=draw),
                                    suite_run("b", rng, cv=cv, draw=draw)])
             verdicts += any_verdict(cmp)
             same += sum(1 for r in cmp.rows if r.cells[1].verdict.word == "same")
-            exit0 += gate.evaluate(cmp, 10).exit_code == 0
+            exit0 += api.gate(cmp, 10).exit_code == 0
         print("   %-22s any false verdict %5.1f%%   gate exit 0 %5.1f%%   rows 'same "
               "within 5%%' %5.1f%%" % (name, 100 * verdicts / trials, 100 * exit0 / trials,
                                        100 * same / trials / 330))
@@ -225,9 +223,9 @@ def power(trials: int) -> None:
         fails = named = 0
         bench = "sim.b%02d" % k
         for _ in range(trials):
-            cmp = compare.compare([suite_run("a", rng, reps=reps),
+            cmp = api.compare([suite_run("a", rng, reps=reps),
                                    suite_run("b", rng, reps=reps, slower={k: 1.15})])
-            g = gate.evaluate(cmp, 10)
+            g = api.gate(cmp, 10)
             fails += g.outcome == "fail"
             named += g.outcome == "fail" and {r.bench for r in g.having("fail")} == {bench}
         print("   one benchmark (%d row%s) 15%% slower, %d reps, --fail-on-slower 10: fails "
@@ -239,7 +237,7 @@ def power(trials: int) -> None:
         told = total = 0
         for _ in range(max(10, trials // 10)):
             slower = {k: 1.5 for k in range(0, 90, 9)}
-            cmp = compare.compare([suite_run("a", rng, cv=cv),
+            cmp = api.compare([suite_run("a", rng, cv=cv),
                                    suite_run("b", rng, cv=cv, slower=slower)])
             for r in cmp.rows:
                 if int(r.bench[-2:]) in slower:
@@ -262,10 +260,10 @@ def noise_profiles(trials: int) -> None:
                 return run_of("r%d" % i, [point("sim.r%03d" % k, "latency", [
                     1000 * (k + 1) * math.exp(off + rng.gauss(0, 0.01)) for _ in range(5)])
                     for k, off in enumerate(rng.gauss(0, 0.03) for _ in range(100))])
-            prof = noise.estimate([mk(i) for i in range(nruns)], "sim")
-            cmp = compare.compare([mk(10), mk(11)], noise=prof)
+            prof = api.estimate_noise([mk(i) for i in range(nruns)], "sim")
+            cmp = api.compare([mk(10), mk(11)], noise=prof)
             verdicts += any_verdict(cmp)
-            fails += gate.evaluate(cmp, 2).outcome == "fail"
+            fails += api.gate(cmp, 2).outcome == "fail"
             for r in cmp.rows:
                 v = r.cells[1].verdict
                 cells += 1
@@ -278,7 +276,7 @@ def noise_profiles(trials: int) -> None:
 # ---- 6. --until-ci ----------------------------------------------------------------------
 
 def until_ci(trials: int) -> None:
-    from osmeter import adaptive
+    from osmeter.analysis import adaptive    # the stopping rules simulated: internal
     print("\n6. --until-ci PCT --max-runs 30: coverage of the median's interval when the "
           "repetitions stop as soon as it is narrow enough (log-normal repetitions)")
     first = adaptive.first_look()
@@ -295,8 +293,8 @@ def until_ci(trials: int) -> None:
                     if rule == "before":            # a 95% interval, looked at from 6 on
                         if n < 6:
                             continue
-                        lo, hi, _ = stats.median_interval(values)
-                        med = stats.median(values)
+                        lo, hi, _ = api.median_interval(values)
+                        med = api.median(values)
                         done = max(med - lo, hi - med) / med <= pct / 100
                     else:
                         if n < first:
@@ -306,7 +304,7 @@ def until_ci(trials: int) -> None:
                     if done or n >= 30:
                         break
                 if rule == "before":
-                    lo, hi, _ = stats.median_interval(values)
+                    lo, hi, _ = api.median_interval(values)
                 else:
                     lo, hi, _ = adaptive.sequential_interval(values, adaptive.look_of(n, first))
                 hits += lo <= 1000 <= hi
@@ -322,7 +320,7 @@ def until_ci(trials: int) -> None:
 
 
 def until_decided(trials: int) -> None:
-    from osmeter import adaptive
+    from osmeter.analysis import adaptive    # the stopping rules simulated: internal
     print("\n8. --until-decided PCT --max-runs 30 against a 5-repetition baseline, one row: "
           "the gate's errors when the candidate's repetitions stop as soon as the interval "
           "can tell PCT from none (stated: at most 5% each)")
@@ -348,13 +346,13 @@ def until_decided(trials: int) -> None:
                     while len(cand) < n:
                         cand.append(1000 * (1 + truth / 100) * math.exp(noise()))
                     if adaptive._decidable(point("sim.x", "latency", cand), base_r, pct,
-                                           sig.ALPHA):
+                                           api.ALPHA):
                         break
                 reps += len(cand)
-                v = sig.compare_values(base, cand, "lower")
+                v = api.compare_values(base, cand, "lower")
                 j = adaptive.looks_taken(len(cand), 5, 30)
-                spent = sig.ALPHA / (j * (j + 1))
-                s = sig.slowdown(v, pct, spent)
+                spent = api.ALPHA / (j * (j + 1))
+                s = api.slowdown(v, pct, spent)
                 fails += v.word == "worse" and s.estimate_pct > pct
                 passes += s.p_not_slower <= spent
             out[truth] = (fails / trials, passes / trials, reps / trials)
@@ -367,8 +365,7 @@ def until_decided(trials: int) -> None:
 # ---- 7. real runs ------------------------------------------------------------------------
 
 def load_store(path: str):
-    from osmeter.store import Store
-    st = Store(path, readonly=True)
+    st = api.open_store(path, readonly=True)
     runs = [st.load_run(r["id"]) for r in st.list_runs()]
     return [r for r in runs if r.status == "complete" and not r.smoke]
 
@@ -381,7 +378,7 @@ def real_pools(runs) -> list[list[float]]:
     for run in runs:
         for r in run.results:
             if r.status == "ok" and r.shape in ("point", "sweep") and r.samples:
-                logs = sig.speed_logs(sig.rep_values(r), r.better)
+                logs = api.speed_logs(api.rep_values(r), r.better)
                 if logs and len(logs) > 1:
                     by_key.setdefault(r.key, []).append(logs)
     pools = []
@@ -397,8 +394,8 @@ def real_aa(runs, trials: int) -> None:
     pairs = list(itertools.combinations(range(len(runs)), 2))
     zero = exit0 = 0
     for i, j in pairs:
-        cmp = compare.compare([runs[i], runs[j]])
-        g = gate.evaluate(cmp, 10)
+        cmp = api.compare([runs[i], runs[j]])
+        g = api.gate(cmp, 10)
         same = sum(1 for r in cmp.rows for v in r.tests.values() if v.word == "same")
         print("   %-12s vs %-12s verdicts %2d, same %3d, questions %d, gate %s (exit %d: "
               "%d fail, %d pass, %d not gated)" % (
@@ -420,24 +417,25 @@ def real_aa(runs, trials: int) -> None:
             if q is None or "ok" != r.status or "ok" != q.status or not r.samples \
                     or not q.samples or r.shape not in ("point", "sweep"):
                 continue
-            x = sig.speed_logs(sig.rep_values(q), q.better)
-            y = sig.speed_logs(sig.rep_values(r), r.better)
-            fit = sig.log_ratio_t(x, y) if x and y else None
+            x = api.speed_logs(api.rep_values(q), q.better)
+            y = api.speed_logs(api.rep_values(r), r.better)
+            fit = api.log_ratio_t(x, y) if x and y else None
             if fit and fit[1] > 0:
                 shifts.append(abs(fit[0]))
                 ts.append(abs(fit[0]) / fit[1])
         print("   %-12s vs %-12s median |log ratio| %.3f, median |t| %.2f, |t| > 3: %4.1f%%"
               % (runs[i].name, runs[j].name, statistics.median(shifts),
                  statistics.median(ts), 100 * sum(1 for t in ts if t > 3) / len(ts)))
-    if len(runs) - 2 >= noise.HISTORY_MIN_RUNS:
+    from osmeter.analysis.noise import HISTORY_MIN_RUNS     # compare's own rule: internal
+    if len(runs) - 2 >= HISTORY_MIN_RUNS:
         print("   every pair with the profile compare learns from the store's other runs "
               "(history, %d runs):" % (len(runs) - 2))
         zero = exit0 = 0
         for i, j in pairs:
             others = [r for k, r in enumerate(runs) if k not in (i, j)]
-            prof = noise.estimate(others, "history")
-            cmp = compare.compare([runs[i], runs[j]], noise=prof)
-            g = gate.evaluate(cmp, 10)
+            prof = api.estimate_noise(others, "history")
+            cmp = api.compare([runs[i], runs[j]], noise=prof)
+            g = api.gate(cmp, 10)
             print("   %-12s vs %-12s verdicts %2d, gate %s (exit %d: %d fail, %d pass, %d not "
                   "gated)" % (runs[i].name, runs[j].name, cmp.discoveries, g.outcome,
                               g.exit_code, len(g.having("fail")), len(g.having("pass")),
@@ -453,7 +451,7 @@ def real_aa(runs, trials: int) -> None:
     for run in runs:
         for r in run.results:
             if r.status == "ok" and r.shape in ("point", "sweep") and r.samples:
-                v = sig.rep_values(r)
+                v = api.rep_values(r)
                 if min(v) > 0:
                     by_key.setdefault(r.key, []).append(v)
     rng = random.Random(8)
@@ -473,9 +471,9 @@ def real_aa(runs, trials: int) -> None:
                                    params=r.params,
                                    samples=[Sample(k, r.x, x) for k, x in enumerate(vals)],
                                    summary={"median": statistics.median(vals)}))
-        cmp = compare.compare([run_of("a", a), run_of("b", b)])
+        cmp = api.compare([run_of("a", a), run_of("b", b)])
         verdicts += any_verdict(cmp)
-        exit0 += gate.evaluate(cmp, 10).exit_code == 0
+        exit0 += api.gate(cmp, 10).exit_code == 0
     print("   resampled (%d rows, %d trials): any false verdict %5.1f%% (stated <= 5%%), "
           "gate at 10%% exit 0 %5.1f%%" % (len(keys), trials, 100 * verdicts / trials,
                                           100 * exit0 / trials))

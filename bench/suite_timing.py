@@ -10,7 +10,7 @@ Each suite runs through the real command (`python3 -m osmeter run --suite S --ru
 into a scratch results store; the table comes from what the run recorded itself
 (environment.timing.steps: every repetition's wall time, and the core's estimate).
 --replay recomputes, with the ETA code as it is now, what the progress line would have
-shown over a stored run's recorded times (to judge a change to osmeter/eta.py without
+shown over a stored run's recorded times (to judge a change to osmeter/running/eta.py without
 running the suite again).  --keep DB keeps the scratch results store.
 --setup also times ./run-benchmarks' set-up (scripts/bootstrap.sh, warm: its stamp
 makes it fast when nothing changed), as a user's quick suite includes it.
@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from osmeter.store import Store  # noqa: E402
+from osmeter import api  # noqa: E402
 
 
 def load() -> str:
@@ -79,15 +79,14 @@ def eta_at(trace: list, t: float) -> float:
 
 
 def replayed(run, earlier: list[dict] = ()) -> dict:
-    """The run's timing with the ETA trace recomputed by today's osmeter/eta.py from its
+    """The run's timing with the ETA trace recomputed by today's osmeter/running/eta.py from its
     recorded repetition times, in the order the run made them (round by round);
     `earlier`: the timings of earlier runs on its host, remembered as a run would."""
-    from osmeter import eta
-    from osmeter.catalog import Catalog
-    from osmeter.plan import PlanItem
+    from osmeter.running import eta            # what it replays: internal
+    from osmeter.running.plan import PlanItem
     timing = dict(run.environment.get("timing") or {})
     steps = timing.get("steps") or {}
-    catalog = eta.Remembered(Catalog(), list(earlier))
+    catalog = eta.Remembered(api.Catalog(), list(earlier))
     preset = "smoke" if run.smoke else "quick" if run.suite == "quick" else "default"
     items = [PlanItem(b, preset=preset) for b in steps if b in catalog.catalog.by_id]
     rounds = max(len(s["measured_s"]) for s in steps.values())
@@ -153,15 +152,15 @@ def main() -> int:
     ap.add_argument("--keep", metavar="DB", help="store the suites' runs in DB (kept)")
     args = ap.parse_args()
     if args.run:
-        with Store(args.db, readonly=True) as store:
+        with api.open_store(args.db, readonly=True) as store:
             run = store.load_run(args.run)
         print("# run %s (suite %s), %s now" % (run.id, run.suite, load()))
         if args.replay:
-            with Store(args.db, readonly=True) as store:
+            with api.open_store(args.db, readonly=True) as store:
                 timings = store.recent_timings(run.sysinfo.get("hostname"), limit=1000)
             ids = [t["run"] for t in timings]
             earlier = timings[ids.index(run.id) + 1:][:10] if run.id in ids else []
-            print("replayed with today's osmeter/eta.py%s:" % (
+            print("replayed with today's osmeter/running/eta.py%s:" % (
                 ", remembering %d earlier run(s) on %s" % (len(earlier),
                                                           run.sysinfo.get("hostname"))
                 if earlier else " (no earlier run on this host: the core's estimates)"))
@@ -181,7 +180,7 @@ def main() -> int:
         for suite in args.suite or ["quick"]:
             print("# --suite %s --runs %d: %s at the start" % (suite, args.runs, load()))
             label, wall = run_suite(suite, args.runs, db)
-            with Store(db, readonly=True) as store:
+            with api.open_store(db, readonly=True) as store:
                 run = store.load_run(label)
             print_table(run)
             print("whole command %.1f s (%.1f min); %s at the end\n"

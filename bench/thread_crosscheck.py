@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from osmeter import coreproc  # noqa: E402
+from osmeter import api  # noqa: E402
 
 
 class Unavailable(Exception):
@@ -41,7 +41,7 @@ class Unavailable(Exception):
 
 
 def osmeter(bench: str, metric: str, x=None, **params) -> float:
-    inv = coreproc.invoke(bench, params=params, timeout=300)
+    inv = api.invoke(bench, params=params, timeout=300)
     if inv.status != "ok":
         raise Unavailable("%s: %s (%s)" % (bench, inv.status, inv.reason))
     values = inv.values(metric, x)
@@ -96,8 +96,8 @@ def main() -> int:
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
     try:
-        coreproc.core_path()
-    except coreproc.CoreError as e:
+        api.core_path()
+    except api.CoreError as e:
         raise SystemExit(str(e))
     allowed = os.sched_getaffinity(0)
     cpu = max(allowed)  # the CPU osmeter's pin=same picks when only it is allowed

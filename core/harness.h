@@ -77,7 +77,7 @@ struct om_bench {
     const char *help;   /* one line: what it measures */
     const char *source; /* where it comes from: "O90 T3; LB96 §5; MG05 T1", or "osmeter" */
     const char *suites; /* comma list of suites it belongs to: "quick,full,o90,lb96,mg05";
-                           each one a suite of SUITES in osmeter/catalog.py */
+                           each one a suite of SUITES in osmeter/running/catalog.py */
     struct om_estimate est; /* seconds one repetition takes, per preset, for the ETA */
     om_run_fn run;
     struct om_param params[OM_MAX_PARAMS];

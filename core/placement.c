@@ -129,7 +129,7 @@ static int allowed_cpus(int *cpus, int max)
 }
 
 /* The placement as data beside the prose of note "placement": the CPUs bound to, "1" or
- * "0,1", or "none" when unpinned (note "placement_cpus", osmeter/note_keys.py). */
+ * "0,1", or "none" when unpinned (note "placement_cpus", osmeter/data/note_keys.py). */
 static int note_cpus(struct om_ctx *ctx, int near, int far)
 {
     if (near < 0)

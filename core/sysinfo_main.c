@@ -4,7 +4,7 @@
  * console, a container) where no Python runs (osmeter run --core).  Raw facts only:
  * uname, the processor count and page size, the resource limits, the sysctls the BSDs
  * and macOS describe themselves with, and the Linux files the front-end reads locally
- * (/proc, /sys, /etc/os-release).  The front-end interprets them (osmeter/sysinfo.py).
+ * (/proc, /sys, /etc/os-release).  The front-end interprets them (osmeter/system/sysinfo.py).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -26,7 +26,7 @@ static const char *const sysctl_numbers[] = {
     "hw.ncpu", "hw.ncpuonline", "hw.smt", "hw.physicalcpu", "kern.smp.cores", "hw.memsize",
     "hw.physmem", "hw.physmem64", "kern.maxproc", "kern.maxfiles", "kern.maxfilesperproc",
 };
-/* What Linux says of itself, read as osmeter/sysinfo.py reads it locally. */
+/* What Linux says of itself, read as osmeter/system/sysinfo.py reads it locally. */
 static const char *const files[] = {
     "/etc/os-release", "/proc/cpuinfo", "/proc/meminfo", "/proc/cmdline",
     "/sys/devices/system/clocksource/clocksource0/current_clocksource",

@@ -9,13 +9,16 @@ import argparse
 import errno
 import sys
 
-from . import __version__, coreproc, exchange, selection, text, user_command, writes
-from .catalog import CatalogError
+from . import __version__
+from .running import coreproc, user_command
+from .data import exchange, selection, writes
+from .base import text
+from .running.catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, history,
                        list_benchmarks, noise, replicate, report, run, runs, serve, show,
                        sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail, printable
-from .store import StoreError, default_location
+from .data.store import StoreError, default_location
 
 # Running out of file descriptors, processes or memory is the environment's doing, not a bug.
 OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
@@ -40,6 +43,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, metavar="FILE|URL",
                    help="results database: an SQLite file or postgresql://user@host[:port]/db "
                    "(default $OSMETER_DB or %s)" % default_location())
+    # A command that runs another (replicate runs `osmeter run`) calls it through main,
+    # never by importing its module.
+    p.set_defaults(main=main)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

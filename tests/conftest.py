@@ -20,7 +20,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from osmeter import coreproc, monitor  # noqa: E402
+from osmeter.running import coreproc  # noqa: E402
+from osmeter.analysis import monitor
 import proctree  # noqa: E402
 
 # A suite started in the background of a script (where the shell ignores SIGINT) or

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from osmeter.store import Store  # noqa: E402
+from osmeter.data.store import Store  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "data" / "study-run.json.gz"
 

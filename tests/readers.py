@@ -3,10 +3,12 @@ import copy
 import tempfile
 from pathlib import Path
 
-from osmeter import compare, display, gate, redact, selection
+from osmeter.analysis import compare, gate
+from osmeter.report import display
+from osmeter.data import redact, selection
 from osmeter.formats import formats, junit
 from osmeter.report import html, tables
-from osmeter.store import Store
+from osmeter.data.store import Store
 
 
 def read_everywhere(run, other) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
-from osmeter.catalog import Catalog
-from osmeter.model import Result, Run, Sample
+from osmeter.running.catalog import Catalog
+from osmeter.data.model import Result, Run, Sample
 from osmeter.stats import summarize
 
 

@@ -5,7 +5,9 @@ import random
 import pytest
 
 from clirun import osmeter
-from osmeter import adaptive, coreproc, fsinfo, monitor, plan, runner, sysinfo
+from osmeter.analysis import adaptive, monitor
+from osmeter.running import coreproc, plan, runner
+from osmeter.system import fsinfo, sysinfo
 from synth import fake_catalog
 
 
@@ -47,7 +49,7 @@ def test_only_the_wide_benchmark_is_repeated_up_to_the_bound(fake_core):
     assert not b.extra["until_ci"]["reached"] and b.extra["until_ci"]["repetitions"] == 11
     lines = adaptive.summary_lines(run)
     assert lines[0].startswith("--until-ci 2%: 1 of 2 benchmark(s) reached")
-    assert "not reached after 11 repetitions (--max-runs): b (+-" in lines[1]
+    assert "not reached after 11 repetitions (--max-repetitions): b (+-" in lines[1]
 
 
 def test_without_until_ci_nothing_changes(fake_core):
@@ -75,7 +77,7 @@ def test_until_ci_end_to_end_and_its_bad_input(tmp_path):
     r = osmeter("run", "syscall.getppid", "--smoke", "--until-ci", "100000", "--max-runs", "8",
                 "--quiet", db=db, check=0)
     assert "1 of 1 benchmark(s) reached" in r.stdout and "(7 repetitions)" in r.stdout
-    for args, words in ((["--until-ci", "5"], "needs --max-runs"),
+    for args, words in ((["--until-ci", "5"], "needs --max-repetitions"),
                         (["--max-runs", "9"], "needs --until-ci"),
                         (["--until-ci", "5", "--max-runs", "4"], "at least 7"),
                         (["--until-ci", "0", "--max-runs", "9"], "positive")):
@@ -96,12 +98,12 @@ def test_until_decided_repeats_only_what_cannot_tell_the_slowdown_yet(fake_core)
     assert b.summary["repetitions"] == 9
     lines = adaptive.decided_lines(run)
     assert lines[0] == "--until-decided 5%: 1 of 2 result(s) can tell a 5% slowdown from none"
-    assert "still too noisy after 9 repetitions (--max-runs): b" in lines[1]
+    assert "still too noisy after 9 repetitions (--max-repetitions): b" in lines[1]
 
 
 def test_until_decided_bad_input(tmp_path):
     db = tmp_path / "db.sqlite"
-    for args, words in ((["--until-decided", "5"], "needs --max-runs"),
+    for args, words in ((["--until-decided", "5"], "needs --max-repetitions"),
                         (["--until-decided", "5", "--until-ci", "5", "--max-runs", "9"],
                          "exclude each other"),
                         (["--against", "x"], "needs --until-decided"),

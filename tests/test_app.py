@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 PROCESS_METRICS = ("wall", "user", "system", "max_rss")
 

@@ -30,8 +30,8 @@ import pytest
 
 import fsimages
 from clirun import REPO, osmeter
-from osmeter import writes
-from osmeter.store import Store
+from osmeter.data import writes
+from osmeter.data.store import Store
 
 BANNER = "benchmark(s) x"       # the one informational line `osmeter run` prints first
 
@@ -855,7 +855,8 @@ ISSUE_31_LINES = [
     (["compare", "a", "b", "--min-effect=-inf"], ["--min-effect must be"]),
     (["compare", "a", "b", "--alpha", "nan"], ["--alpha must be"]),
     (["run", "syscall.getpid", "--until-ci", "inf", "--max-runs", "10"], ["--until-ci"]),
-    (["run", "syscall.getpid", "--runs", "1001"], ["--runs must be from 1 to 1000"]),
+    (["run", "syscall.getpid", "--runs", "1001"],
+     ["--repetitions (--runs) must be from 1 to 1000"]),
     (["runs", "--where", "["], ["'[' is not a condition"]),
     (["runs", "--where", "lab\x1b[2Jel=x"], ["lab\\x1b[2Jel=x", "is not a condition"]),
     (["delete", "--where", "label=a"], ["nothing deleted", "selects 1 run", "add --yes"]),

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import compare, references, studies, suitefile, user_command
-from osmeter.catalog import (DEFAULT_SUITE, PRESETS, STUDY_SUITES, SUITES, TIMING_PARAMS, Catalog,
-                             CatalogError)
+from osmeter.analysis import compare
+from osmeter.data import references
+from osmeter import studies
+from osmeter.running import suitefile, user_command
+from osmeter.running.catalog import (DEFAULT_SUITE, PRESETS, STUDY_SUITES, SUITES, TIMING_PARAMS,
+                                     Catalog, CatalogError)
 from osmeter.commands import serve
-from osmeter.families import mem, ub
+from osmeter.analysis.families import mem, ub
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -171,10 +174,10 @@ def test_every_reference_number_maps_to_a_metric_it_can_be_set_against(catalog):
     for ref in studies.references():
         where = "%s %s %s: %s %s" % (ref.study, ref.source, ref.system, ref.bench, ref.metric)
         assert ref.bench in catalog.by_id, where
-        if ".plateau." in ref.metric:      # derived by osmeter/families/mem.py from the sweep
+        if ".plateau." in ref.metric:      # derived by analysis/families/mem.py from the sweep
             assert ref.bench.startswith("mem."), where
             m = metric(catalog, ref.bench, ref.metric.split(".plateau.")[0])
-        elif ref.metric == "index":        # derived by osmeter/families/ub.py
+        elif ref.metric == "index":        # derived by osmeter/analysis/families/ub.py
             m = dict(metric(catalog, ref.bench, ub.LPS_METRIC), unit="index", better="higher")
         else:
             m = metric(catalog, ref.bench, ref.metric)

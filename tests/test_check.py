@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from clirun import osmeter
-from osmeter import preflight
+from osmeter.running import preflight
 
 WATCHED = ["/proc/sys/kernel/randomize_va_space",
            "/sys/kernel/mm/transparent_hugepage/enabled",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from osmeter import exchange
+from osmeter.data import exchange
 
 from clirun import REPO, osmeter
 from synth import make_run

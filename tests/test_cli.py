@@ -11,7 +11,7 @@ import pytest
 
 import proctree
 from clirun import REPO, osmeter
-from osmeter.store import Store
+from osmeter.data.store import Store
 
 
 @pytest.fixture
@@ -159,7 +159,7 @@ def test_preset_chooses_sizes_for_named_ids(db):
 
 
 def test_private_dir_of_a_killed_core_is_removed(tmp_path):
-    from osmeter import coreproc
+    from osmeter.running import coreproc
     left = tmp_path / "osmeter-fs.abc123"
     (left / "tree").mkdir(parents=True)
     foreign = tmp_path / "users-own-dir"

@@ -8,14 +8,16 @@ import random
 
 import pytest
 
-from osmeter import cli, compare, exchange, gate
-from osmeter import references as refs
+from osmeter import cli
+from osmeter.analysis import compare, gate
+from osmeter.data import exchange
+from osmeter.data import references as refs
 from osmeter import studies
-from osmeter import significance as sig
-from osmeter.report import tables
+from osmeter.stats import significance as sig
+from osmeter.report import gate_words, tables
 from osmeter.studies import o90
 from synth import _result, make_run
-from osmeter.model import Run
+from osmeter.data.model import Run
 
 
 def run_with(run_id: str, label: str, reps_by_bench: dict, better: str = "lower") -> Run:
@@ -264,6 +266,33 @@ def test_regressions_listed_only_beyond_threshold():
     assert g.outcome == "pass" and not g.having("fail") and g.exit_code == 0
 
 
+def test_the_gate_is_data_and_every_presenter_says_it_in_the_same_words():
+    """analysis/gate.py holds numbers and outcomes; report/gate_words.py writes them, once,
+    for the terminal, Markdown, JSON, JUnit and the stderr summary alike."""
+    from osmeter.formats import junit
+    a = make_run("ra", "A", seed=1, noise=0.002)
+    b = make_run("rb", "B", speed=1 / 1.15, seed=2, noise=0.002)     # 15% slower
+    cmp = compare.compare([a, b])
+    g = gate.evaluate(cmp, 5)
+    assert not hasattr(cmp, "gate")                 # the comparison is left as it was
+    assert not {"message", "note"} & set(gate.GateRow.__dataclass_fields__) \
+        and "note" not in gate.Gate.__dataclass_fields__
+    failed = g.having(gate.FAIL)
+    assert failed
+    said = [gate_words.row_message(r, 5) for r in failed]
+    md = tables.markdown(cmp, gate=g)
+    assert all(m in md for m in said) and gate_words.note(g) in md
+    assert "Regression gate" in tables.terminal(cmp, gate=g)
+    assert "Regression gate" not in tables.terminal(cmp) + tables.markdown(cmp)
+    rows = json.loads(tables.json_text(cmp, gate=g))["regression_gate"]["rows"]
+    assert [r["message"] for r in rows] == [gate_words.row_message(r, 5) for r in g.rows]
+    cases = junit.cases_from_gate(g, "A")
+    assert [c.message for c in cases] == [gate_words.row_message(r, 5) for r in g.rows]
+    log = gate_words.log_lines(g)
+    assert all(any(m in line for line in log) for m in said)
+    assert log[-1].startswith("osmeter: gate FAIL at 5%")
+
+
 def test_metadata_diff_shows_what_differs_and_skips_volatile_keys():
     a = make_run("ra", "A", seed=1, kernel="6.1.0")
     b = make_run("rb", "B", seed=2, kernel="6.6.0")
@@ -301,7 +330,6 @@ def test_differing_parameters_are_flagged():
 def three():
     cmp = compare.compare([make_run("ra", "A", seed=1), make_run("rb", "B", speed=1.3, seed=2),
                            make_run("rc", "C", seed=3)])
-    gate.evaluate(cmp, 5)
     return cmp
 
 
@@ -361,7 +389,7 @@ def test_csv_export(three):
 
 
 def test_json_export(three):
-    d = json.loads(tables.json_text(three, references=True))
+    d = json.loads(tables.json_text(three, references=True, gate=gate.evaluate(three, 5)))
     assert d["format"] == "osmeter.comparison" and d["baseline"] == "ra"
     assert "Welch t" in d["test"] and d["verdicts"]["questions"] >= 1
     assert d["overall_index"][1] > 1.2
@@ -442,7 +470,7 @@ def test_cli_compare_refuses_bad_input(tmp_path, capsys):
 
 
 def test_cli_compare_from_the_store(tmp_path, capsys):
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = str(tmp_path / "db.sqlite")
     store = Store(db)
     store.save_run(make_run("20261122-080000-aaaa", "before", seed=1))
@@ -618,7 +646,7 @@ def test_zeros_in_some_repetitions_never_crash_compare_report_gate_or_exports(tm
     assert "net.udp_ttcp loss" in cmp.index_left_out and "app.start.sh system" in cmp.index_left_out
     g = gate.evaluate(cmp, 10)
     row = next(r for r in g.rows if r.metric == "loss")
-    assert row.outcome == "not judged" and "no ratio" in row.message
+    assert row.outcome == "not judged" and "no ratio" in gate_words.row_message(row, 10)
     assert cli.main(["--db", db, "report", a, b, "-o", str(tmp_path / "r.html")]) == 0
     assert cli.main(["--db", db, "import", a]) == 0
     for fmt in ("osmeter", "bmf", "pyperf", "github-smaller", "github-bigger", "long"):

@@ -13,7 +13,7 @@ import pytest
 
 import sshhosts
 from clirun import osmeter
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 
 def run_through(tmp_path, command, *ids, check=0):
@@ -122,7 +122,7 @@ def test_a_command_that_cannot_run_the_core_is_one_clear_line(tmp_path, command,
 def test_a_netbsd_core_s_description_is_read_as_netbsd():
     """What `osmeter-core sysinfo` prints on NetBSD (sysctls, no Linux files) becomes the
     same description collect() gives on a BSD: model, memory, clock from the sysctls."""
-    from osmeter import sysinfo
+    from osmeter.system import sysinfo
     raw = {"uname": {"sysname": "NetBSD", "nodename": "guest", "release": "11.0",
                      "version": "NetBSD 11.0 (GENERIC) #0", "machine": "amd64"},
            "ncpu_online": 2, "page_size": 4096, "phys_pages": 524288,

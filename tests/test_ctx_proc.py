@@ -105,7 +105,7 @@ def test_a_helper_that_cannot_be_executed_fails_quickly(tmp_path, monkeypatch):
     import shutil
     import time
 
-    from osmeter import coreproc
+    from osmeter.running import coreproc
     for name in ("osmeter-core", "osmeter-core-static"):
         shutil.copy2(coreproc.core_dir() / name, tmp_path / name)
     broken = tmp_path / "osmeter-helper-dynamic"
@@ -123,7 +123,7 @@ def ring_under_descriptor_limit(soft, hard):
     import resource
     import subprocess
 
-    from osmeter import coreproc
+    from osmeter.running import coreproc
 
     def set_limit():   # in the core's process only
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
@@ -154,8 +154,8 @@ def test_ring_raises_its_soft_descriptor_limit_to_the_hard_one():
 def test_every_static_benchmark_runs_in_the_static_core():
     """OM_STATIC_CORE in the table, not the name, sends a benchmark to the static twin;
     the ids that end in .static are the ones so marked."""
-    from osmeter import coreproc
-    from osmeter.catalog import Catalog
+    from osmeter.running import coreproc
+    from osmeter.running.catalog import Catalog
     static = [b for b in Catalog().by_id if b.endswith(".static")]
     assert len(static) == 5
     for bench in static:
@@ -166,7 +166,7 @@ def test_every_static_benchmark_runs_in_the_static_core():
 
 
 def test_the_study_sizes_of_the_ring_reach_1024_processes():
-    from osmeter.catalog import Catalog
+    from osmeter.running.catalog import Catalog
     n = Catalog().param("ctx.pipe_ring", "n")
     assert n["default"].split(",")[-1] == "1024"
     assert "ctx.pipe_ring" in Catalog().suite("lb96")
@@ -178,7 +178,7 @@ def test_static_programs_fork_and_exec_faster_than_dynamic_ones(what):
     (fewer pages to copy, no dynamic loader).  Physics, not a unit test: the two are
     measured alternately, so that the machine's state hits both alike, and the best of
     each is compared (the minimum is what the operation costs without interference)."""
-    from osmeter import coreproc
+    from osmeter.running import coreproc
     best = {"static": float("inf"), "dynamic": float("inf")}
     for _ in range(5):
         for link in best:

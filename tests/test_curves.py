@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from osmeter import curves
-from osmeter.model import Sample
+from osmeter.analysis import curves
+from osmeter.data.model import Sample
 
 
 def make(shape, n=3000, noise=0.05, seed=1, x0=0):

@@ -41,8 +41,8 @@ import time
 
 import pytest
 
-from osmeter import flags, monitor
-from osmeter.model import Result
+from osmeter.analysis import flags, monitor
+from osmeter.data.model import Result
 from binomial import most_explained
 from clirun import osmeter
 

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import cli, display, exchange, schema
+from osmeter import cli
+from osmeter.report import display
+from osmeter.data import exchange, schema
 from osmeter.formats import formats
-from osmeter.model import Result
-from osmeter.store import AlreadyStored, Store
+from osmeter.data.model import Result
+from osmeter.data.store import AlreadyStored, Store
 from readers import read_everywhere
 from synth import make_run
 

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import compare, display, flags, gate, monitor, precision, results, stats
-from osmeter.coreproc import Invocation
-from osmeter.model import Result, Sample
-from osmeter.monitor import Interference
-from osmeter.report import tables
+from osmeter.analysis import compare, flags, gate, monitor, precision, results
+from osmeter.report import display
+from osmeter import stats
+from osmeter.running.coreproc import Invocation
+from osmeter.data.model import Result, Sample
+from osmeter.analysis.monitor import Interference
+from osmeter.report import gate_words, tables
 from synth import make_run
 
 
@@ -165,7 +167,7 @@ def test_imprecise_when_the_spread_is_above_its_kinds(measured):
     cv = (syscall.spread + start.spread) / 2 * 1.6
     [f] = precision.judge(summary_with(cv), "syscall.getpid")
     assert (f.kind, f.reason) == (flags.IMPRECISE, flags.SPREAD) and "system call" in f.text
-    assert "--runs" in f.advice and f.magnitude == pytest.approx(cv, abs=1e-4)
+    assert "--repetitions" in f.advice and f.magnitude == pytest.approx(cv, abs=1e-4)
     cv = start.spread * 1.2       # within what n=5 repetitions show by chance
     assert precision.judge(summary_with(cv), "app.start.sh") == []
     # One repetition has no run-to-run spread to judge.
@@ -407,13 +409,13 @@ def test_a_verdict_on_a_disturbed_row_says_so():
     assert any(c and c.get("verdict_caveat") for r in cells for c in r["cells"])
     g = gate.evaluate(cmp, 5.0)
     grow = next(r for r in g.rows if r.bench == "ctx.pipe_pingpong")
-    assert grow.disturbed and grow.message.endswith(grow.disturbed)
-    assert "disturbed" in g.note
+    assert grow.disturbed and gate_words.row_message(grow, 5.0).endswith(grow.disturbed)
+    assert "disturbed" in gate_words.note(g)
     assert not next(r for r in g.rows if r.bench == "syscall.getpid").disturbed
 
 
 def test_schema_takes_flags_and_old_strings_and_refuses_bad_kinds():
-    from osmeter import exchange
+    from osmeter.data import exchange
     run = make_run("r1")
     flagged(run.results[0], HOG, WIDE)
     run.results[1].warnings = ["noisy: run-to-run variation 9.0% exceeds 5%"]
@@ -427,10 +429,11 @@ def test_schema_takes_flags_and_old_strings_and_refuses_bad_kinds():
         exchange.check_document(doc)
 
 
-def test_the_readme_shows_the_thresholds_as_the_code_has_them():
-    """README "How it measures" carries precision.KINDS as a table: every kind with its
+def test_the_measurement_page_shows_the_thresholds_as_the_code_has_them():
+    """docs/measurement.md carries precision.KINDS as a table: every kind with its
     spread, its limit at 5 repetitions and its measured basis, and SHORTEST_ALONE_S."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "measurement.md").read_text(
+        encoding="utf-8")
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in readme.splitlines() if line.strip().startswith("|")}
     for kind in precision.KINDS:

@@ -1,4 +1,4 @@
-"""Reading across a fleet (osmeter/fleet.py, report/fleet.py, report/fleet_table.py):
+"""Reading across a fleet (osmeter/analysis/fleet.py, report/fleet.py, report/fleet_table.py):
 the outlier claim by simulation with fixed seeds and by example, grouping, the terminal
 table, and the fleet report of 24 runs in headless Chromium."""
 import math
@@ -11,10 +11,10 @@ import pytest
 import synth
 from cdp import Browser, find_chromium
 from clirun import osmeter
-from osmeter import fleet
+from osmeter.analysis import fleet
 from osmeter.report import fleet as fleet_report
 from osmeter.report import fleet_table
-from osmeter.store import Store
+from osmeter.data.store import Store
 
 SLOW, FAST = 5, 17      # the hosts made slower and faster than the others
 

@@ -23,8 +23,8 @@ import pgserver
 import proctree
 import sshhosts
 from clirun import REPO
-from osmeter import exchange
-from osmeter.store import Store
+from osmeter.data import exchange
+from osmeter.data.store import Store
 
 pytestmark = pytest.mark.root
 

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from clirun import osmeter
-from osmeter import compare, exchange, gate, redact, stats
+from osmeter.analysis import compare, gate
+from osmeter.data import exchange, redact
+from osmeter import stats
 from osmeter.formats import formats, junit
-from osmeter.store import Store
+from osmeter.data.store import Store
 from synth import make_run
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (test extra) is not installed")

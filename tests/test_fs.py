@@ -1,6 +1,6 @@
 """File-system and application benchmarks (core/bench/fs.c, core/bench/mab.c) on real
 file systems made for the test: loop-mounted ext4, xfs, btrfs images and tmpfs
-(tests/fsimages.py), plus osmeter.fsinfo and the bad-input checks."""
+(tests/fsimages.py), plus osmeter.system.fsinfo and the bad-input checks."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc, fsinfo, remote
+from osmeter.running import coreproc
+from osmeter.system import fsinfo
+from osmeter.analysis import remote
 from tests import fsimages
 from tests.clirun import osmeter
 

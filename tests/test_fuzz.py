@@ -30,7 +30,7 @@ import pytest
 
 import sanitizer
 from fuzzing import mangle, number, reset, send_in_pieces
-from osmeter import coreproc
+from osmeter.running import coreproc
 from test_http import MECHS, content
 
 SEED = 20

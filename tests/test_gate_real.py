@@ -28,9 +28,10 @@ import pytest
 
 from binomial import most_explained
 from clirun import osmeter
-from osmeter import flags, monitor, stats
-from osmeter import significance as sig
-from osmeter.model import Result, Sample
+from osmeter.analysis import flags, monitor
+from osmeter import stats
+from osmeter.stats import significance as sig
+from osmeter.data.model import Result, Sample
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="other processes' CPU time is read from /proc (Linux)")

@@ -1,5 +1,5 @@
-"""osmeter history: change points in a series of runs (osmeter/history.py), the command and
-its report.  The rates behind the method are measured by bench/history_claims.py
+"""osmeter history: change points in a series of runs (osmeter/analysis/history.py), the
+command and its report.  The rates behind the method are measured by bench/history_claims.py
 (docs/history.md); these tests hold each kind of change to what it must be called."""
 import json
 import math
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from osmeter import history
-from osmeter.store import Store
+from osmeter.analysis import history
+from osmeter.data.store import Store
 
 from clirun import osmeter
 from synth import make_run

@@ -20,7 +20,7 @@ import pytest
 
 import sanitizer
 from fuzzing import mangle
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 LINUX = sys.platform.startswith("linux")
 BSD = sys.platform.startswith(("freebsd", "netbsd", "openbsd", "dragonfly", "darwin"))

@@ -20,8 +20,8 @@ import pytest
 
 import proctree
 from clirun import REPO
-from osmeter import coreproc
-from osmeter.store import Store
+from osmeter.running import coreproc
+from osmeter.data.store import Store
 
 # A fast benchmark first (so an interrupted run has results), then a ring of 64
 # processes with 3-second batches: plenty of workload to leave behind.

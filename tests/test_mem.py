@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from osmeter import coreproc
-from osmeter.families import mem
-from osmeter.model import Result, Sample
+from osmeter.running import coreproc
+from osmeter.analysis.families import mem
+from osmeter.data.model import Result, Sample
 
 SWEEPS = ["mem.read", "mem.read.lb96", "mem.write", "mem.write_prefetch", "mem.copy",
           "mem.copy_prefetch", "mem.memcpy", "mem.memmove", "mem.memset"]
@@ -389,8 +389,8 @@ def test_memory_limit_is_a_skip_not_a_crash(tmp_path):
 
 def test_an_older_run_with_the_detectors_names_still_compares():
     # Stored before issue 25: the detector's names (L1-L2 where it merged two levels).
-    from osmeter import compare
-    from osmeter.model import Run
+    from osmeter.analysis import compare
+    from osmeter.data.model import Run
 
     def run(run_id, derived_names=None):
         points = sweep("mem.write", sizes(), lambda x, rep: staircase(x) * (1 + rep / 100))

@@ -1,4 +1,4 @@
-"""osmeter.monitor off Linux: busy CPU time from the BSDs' kern.cp_time and macOS's
+"""osmeter.analysis.monitor off Linux: busy CPU time from the BSDs' kern.cp_time and macOS's
 Mach host statistics, busy processes from ps(1) (units on text in each system's
 format: kern.cp_time as the BSDs' sysctl(8) prints it, ps TIME columns as procps and
 the BSDs print them)."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from osmeter import monitor
+from osmeter.analysis import monitor
 
 
 @pytest.mark.parametrize("text", [
@@ -68,7 +68,7 @@ def test_the_warning_before_a_run_is_about_others_now_not_the_load_average(monke
     """A load average of 14 left by osmeter's own previous run is no warning; CPU time
     other processes took in the moment before the run is, measured as a run's
     repetitions are judged."""
-    from osmeter import monitor
+    from osmeter.analysis import monitor
     monkeypatch.setattr(monitor.os, "getloadavg", lambda: (14.22, 9.0, 4.0))
     monkeypatch.setattr(monitor, "busy_processes", lambda interval=0.5: [])
     quiet = monitor.Interference(wall_s=1.0, other_cpu_s=0.0, tick_s=0.01, total_ticks=200)

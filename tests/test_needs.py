@@ -5,7 +5,7 @@ import platform
 import pytest
 
 from clirun import osmeter
-from osmeter import coreproc, needs
+from osmeter.running import coreproc, needs
 
 # Benchmarks that skip when their program is not in PATH, and the program.
 BY_PROGRAM = {"app.vim_open": "vim", "app.cpu.avi_play": "ffmpeg",

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 LOCAL_ONLY = ["net.pipe_bw", "net.pipe_bw_sweep", "net.unix_bw", "net.unix_lat"]
 FAR_END = ["net.udp_ttcp", "net.udp_lat", "net.tcp_bw", "net.tcp_bw_sweep", "net.tcp_lat",

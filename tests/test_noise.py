@@ -5,9 +5,10 @@ import random
 
 import pytest
 
-from osmeter import cli, compare, noise
-from osmeter.model import Result, Run, Sample
-from osmeter.store import Store
+from osmeter import cli
+from osmeter.analysis import compare, noise
+from osmeter.data.model import Result, Run, Sample
+from osmeter.data.store import Store
 
 
 def runs_of_one_system(n_runs, rng, tau, sigma=0.01, reps=5, rows=4):

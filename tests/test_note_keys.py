@@ -1,4 +1,4 @@
-"""The note-key registry (osmeter/note_keys.py) held against the core's C sources and the
+"""The note-key registry (osmeter/data/note_keys.py) held against the core's C sources and the
 front-end's readers, and placement read as data (note placement_cpus) with the words of
 older runs still understood."""
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import note_keys, results
+from osmeter.data import note_keys
+from osmeter.analysis import results
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "core"
@@ -84,7 +85,7 @@ def test_the_scan_sees_the_core_write_its_notes():
 
 def test_every_key_the_core_writes_is_in_the_registry():
     missing = {k: [w for w, _ in v] for k, v in core_notes().items() if k not in note_keys.KEYS}
-    assert not missing, "note keys the core writes that osmeter/note_keys.py lacks " \
+    assert not missing, "note keys the core writes that osmeter/data/note_keys.py lacks " \
         "(add each with its type, unit and meaning): %s" % missing
 
 

@@ -6,10 +6,12 @@ import re
 
 import pytest
 
-from osmeter import display, flags, stats
-from osmeter.catalog import Catalog
-from osmeter.model import Result
-from osmeter import numbers
+from osmeter.report import display
+from osmeter.analysis import flags
+from osmeter import stats
+from osmeter.running.catalog import Catalog
+from osmeter.data.model import Result
+from osmeter.base import numbers
 from clirun import osmeter
 
 
@@ -40,7 +42,7 @@ def test_summary_fits_the_width_with_every_benchmark(smoke_run, width):
     # Grouped by family in the house's order, each family once.
     families = [l[3:-3] for l in lines if l.startswith("== ") and l.endswith(" ==")]
     assert len(families) == len(set(families)) >= 10
-    from osmeter.compare import family_sort_key
+    from osmeter.analysis.compare import family_sort_key
     assert families == sorted(families, key=family_sort_key)
 
 
@@ -105,7 +107,7 @@ def test_numbers_read_the_same_everywhere():
 
 
 def test_a_time_of_zero_is_below_resolution_not_a_result():
-    from osmeter.model import Result, Sample
+    from osmeter.data.model import Result, Sample
     smp = [Sample(r, None, 0.0) for r in range(3) for _ in range(2)]
     r = Result(bench="app.start.sh", metric="system", unit="ns", better="lower",
                shape="point", samples=smp, summary=stats.summarize(smp))

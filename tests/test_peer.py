@@ -19,7 +19,7 @@ import pytest
 
 import proctree
 import sanitizer
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 SECRET = "peer-test-secret-%d" % os.getpid()
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 LAST = ALLOWED[-1]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 REPO = Path(__file__).resolve().parent.parent
 CROSS_BUILD = REPO / "scripts" / "cross-build.py"

@@ -24,7 +24,7 @@ hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (test extra) i
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from osmeter import exchange  # noqa: E402
+from osmeter.data import exchange  # noqa: E402
 from readers import read_everywhere  # noqa: E402
 from synth import make_run  # noqa: E402
 

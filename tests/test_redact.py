@@ -1,12 +1,12 @@
-"""--redact: one test per kind of identifying text (osmeter/redact.py).  The whole export
+"""--redact: one test per kind of identifying text (osmeter/data/redact.py).  The whole export
 path in every format is tests/test_formats.py's test_redact_leaves_out_...; here each
 rule on a run that carries just that."""
 import json
 
 import pytest
 
-from osmeter import exchange, redact
-from osmeter.model import system_keys
+from osmeter.data import exchange, redact
+from osmeter.data.model import system_keys
 
 from clirun import osmeter
 from synth import make_run

@@ -1,7 +1,9 @@
 """The lists kept beside a registry are held to it, and the front-end's floors to their
 order (docs/architecture.md): an export format is registered by its module alone and
 README, docs/formats.md and the CLI name exactly the registered ones; the studies'
-ids likewise; and no import runs in a circle or from a lower floor up to a higher one."""
+ids likewise; every module lies in a folder whose floor is known (FLOORS), no import
+runs in a circle or from a lower floor up to a higher one, and no command imports
+another command."""
 from __future__ import annotations
 
 import ast
@@ -90,7 +92,8 @@ GRAPH = {name: imports(name) for name in MODULES}
 
 # The one circle allowed: the store's factory (store/base.py opens the back-end a
 # location names, and each back-end is a Store).
-STORE_FACTORY = {"osmeter.store.base", "osmeter.store.sqlite", "osmeter.store.postgres"}
+STORE_FACTORY = {"osmeter.data.store.base", "osmeter.data.store.sqlite",
+                 "osmeter.data.store.postgres"}
 
 
 def circles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -128,17 +131,45 @@ def test_no_import_circle_but_the_store_factory():
     assert [c for c in circles(GRAPH) if c != STORE_FACTORY] == []
 
 
+# The floors, top down, each a list of the package's folders (a folder's modules and its
+# subfolders'); the modules at the package's top are placed by name.  A module's floor is
+# its folder's: a new module is placed by where it is put, and a new folder must be
+# added here (test_every_module_lies_on_a_floor).
+FLOORS = (
+    ("commands",),                  # the command line: parse, then call
+    ("running",),                   # making a run: plan, catalogue, core process, runner
+    ("report", "formats"),          # every word: for people, for other tools
+    ("studies",),                   # the published studies, each in the paper's order
+    ("analysis",),                  # what results mean: compare, gate, noise, history...
+    ("stats", "data", "system"),    # statistics; what is kept; what this machine is
+    ("base",),                      # numbers and text, used by every floor
+)
+TOP = {"osmeter.cli": "commands", "osmeter.__main__": "commands", "osmeter.api": "commands",
+       "osmeter": "base"}
+
+
+def folder(name: str) -> str | None:
+    """The folder of osmeter a module lies in (its floor's name), or None."""
+    if name in TOP:
+        return TOP[name]
+    parts = name.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PKG / parts[1]).is_dir()) \
+        else None
+
+
 def floor(name: str) -> int:
-    """The floors, top down: the command line; the renderers and the runner (which shows
-    the progress line); the studies; the rest (statistics, matching, data, published
-    numbers)."""
-    if name in ("osmeter.cli", "osmeter.__main__") or name.startswith("osmeter.commands"):
-        return 3
-    if name in ("osmeter.display", "osmeter.runner") or name.startswith("osmeter.report"):
-        return 2
-    if name.startswith("osmeter.studies"):
-        return 1
-    return 0
+    """0 for the lowest floor (base), up to the command line."""
+    f = folder(name)
+    return next(len(FLOORS) - 1 - i for i, fs in enumerate(FLOORS) if f in fs)
+
+
+def test_every_module_lies_on_a_floor():
+    named = {f for fs in FLOORS for f in fs}
+    unplaced = sorted(m for m in MODULES if folder(m) not in named)
+    assert unplaced == [], "put each in a folder of FLOORS (docs/architecture.md)"
+    folders = sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__"
+                     and (p / "__init__.py").exists())
+    assert sorted(named) == folders
 
 
 def test_no_import_runs_back_up_a_floor():
@@ -147,21 +178,33 @@ def test_no_import_runs_back_up_a_floor():
     assert up == []
 
 
+def test_no_command_imports_another():
+    """What two commands share lies in commands/common.py or on a floor below."""
+    shared = {"osmeter.commands", "osmeter.commands.common"}
+    across = sorted("%s -> %s" % (a, b) for a, bs in GRAPH.items() for b in bs
+                    if a.startswith("osmeter.commands.") and b.startswith("osmeter.commands")
+                    and b not in shared and a not in shared)
+    assert across == []
+
+
 def test_the_floor_checks_can_fail():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
-    assert floor("osmeter.references") < floor("osmeter.studies.o90") \
-        < floor("osmeter.report.tables") < floor("osmeter.commands.run")
+    assert floor("osmeter.base.numbers") < floor("osmeter.data.references") \
+        < floor("osmeter.analysis.compare") < floor("osmeter.studies.o90") \
+        < floor("osmeter.report.tables") < floor("osmeter.running.runner") \
+        < floor("osmeter.commands.run") == floor("osmeter.cli")
+    assert folder("osmeter.somewhere") is None
 
 
 # ---- names the core and the front-end share -----------------------------------------------
 
 def test_the_peer_secret_variable_is_one_name_in_the_core_and_the_front_end():
-    from osmeter.commands import serve
+    from osmeter.running import coreproc     # the core reads it; serve and run pass it
     header = (ROOT / "core" / "servers" / "peer.h").read_text()
     m = re.search(r'#define OM_PEER_SECRET_ENV "([A-Z_]+)"', header)
-    assert m and m.group(1) == serve.SECRET_ENV
+    assert m and m.group(1) == coreproc.SECRET_ENV
     spelled = [str(p.relative_to(ROOT)) for folder in ("core", "osmeter")
                for p in sorted((ROOT / folder).rglob("*"))
                if "build" not in p.parts and p.suffix in (".c", ".h", ".py")
-               and serve.SECRET_ENV in p.read_text()]
-    assert spelled == ["core/servers/peer.h", "osmeter/commands/serve.py"], spelled
+               and coreproc.SECRET_ENV in p.read_text()]
+    assert spelled == ["core/servers/peer.h", "osmeter/running/coreproc.py"], spelled

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import compare, curves, studies
-from osmeter import references as refs
-from osmeter.model import Result, Run, Sample
+from osmeter.analysis import compare, curves
+from osmeter import studies
+from osmeter.data import references as refs
+from osmeter.data.model import Result, Run, Sample
 from osmeter.report import study as study_report
 from osmeter.stats import summarize
 from osmeter.studies import common, view as sv
@@ -275,7 +276,7 @@ def test_a_verdict_that_differs_between_two_runs_of_one_machine_is_borderline():
 
 @pytest.fixture(scope="module")
 def two_stored_runs(tmp_path_factory):
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = tmp_path_factory.mktemp("replication") / "runs.sqlite"
     store = Store(str(db))
     for k in (1, 2):
@@ -351,11 +352,11 @@ def test_replicate_runs_the_studies_suite_stores_it_and_writes_the_report(tmp_pa
     assert all('id="study-%s"' % sid in page for sid in studies.IDS)
     listed = osmeter("runs", db=db, check=0).stdout
     assert "today" in listed
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     store = Store(str(db))
     run = store.load_run("today")
     store.close()
-    from osmeter.catalog import Catalog
+    from osmeter.running.catalog import Catalog
     assert run.suite == "studies"
     assert {r.bench for r in run.results} == set(Catalog().suite("studies"))
 

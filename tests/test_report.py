@@ -3,7 +3,9 @@ import re
 import xml.etree.ElementTree as ET
 
 
-from osmeter import cli, compare, exchange
+from osmeter import cli
+from osmeter.analysis import compare
+from osmeter.data import exchange
 from osmeter.report import html, svg
 from synth import make_run
 
@@ -102,7 +104,7 @@ def test_single_run_report_shows_system_information():
 
 
 def test_report_cli_writes_html_and_figures(tmp_path, capsys):
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = str(tmp_path / "db.sqlite")
     store = Store(db)
     for run in runs3():
@@ -145,7 +147,7 @@ def test_contents_links_point_at_sections():
 
 def test_png_figures_for_papers(tmp_path, capsys, monkeypatch):
     import shutil
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = str(tmp_path / "db.sqlite")
     store = Store(db)
     for run in runs3():
@@ -207,7 +209,7 @@ def test_a_single_run_report_has_no_baseline_legend_nor_its_id_twice():
 def test_skipped_benchmarks_are_one_line_each_and_titles_name_the_axis_unit():
     """A benchmark skipped in every run is one table line with its reason, no empty
     chart and no fold of sizes; a bar chart's title names the unit its axis shows."""
-    from osmeter.model import Result
+    from osmeter.data.model import Result
     run = make_run("ra", "ra", seed=1)
     run.results.append(Result(bench="app.cpu.avi_play", metric="cpu", x=None, x_name=None,
                               unit="%", better="lower", shape="point", params={},

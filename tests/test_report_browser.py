@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from osmeter import compare
+from osmeter.analysis import compare
 from osmeter.report import html
 from cdp import Browser, find_chromium
 from synth import make_run

@@ -18,9 +18,10 @@ import re
 
 import pytest
 
-from osmeter import compare, studies
+from osmeter.analysis import compare
+from osmeter import studies
 from osmeter.report import html
-from osmeter.store import Store
+from osmeter.data.store import Store
 from cdp import Browser, find_chromium
 from clirun import osmeter
 

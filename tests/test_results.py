@@ -1,7 +1,7 @@
 """From invocations to results: merging notes, failed repetitions counted."""
-from osmeter import flags, results
-from osmeter.coreproc import Invocation
-from osmeter.monitor import Interference
+from osmeter.analysis import flags, results
+from osmeter.running.coreproc import Invocation
+from osmeter.analysis.monitor import Interference
 from synth import fake_catalog
 
 

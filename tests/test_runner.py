@@ -1,8 +1,8 @@
 """Runner internals: the ETA."""
 import pytest
 
-from osmeter import eta, plan
-from osmeter.catalog import Catalog
+from osmeter.running import eta, plan
+from osmeter.running.catalog import Catalog
 from synth import fake_catalog
 
 
@@ -93,7 +93,7 @@ def test_the_countdown_moves_within_an_item(monkeypatch):
 def test_the_ticker_redraws_the_progress_line_with_a_moving_eta():
     """During one long item the progress line is redrawn with the countdown's ETA."""
     import time
-    from osmeter import runner
+    from osmeter.running import runner
     shown = []
 
     class Line:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from osmeter import coreproc, curves
-from osmeter.model import Sample
+from osmeter.running import coreproc
+from osmeter.analysis import curves
+from osmeter.data.model import Sample
 
 # id -> (metric, population at smoke size, x runs up (+1) or down (-1))
 CURVES = {

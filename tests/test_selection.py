@@ -1,4 +1,4 @@
-"""Selecting runs by what they are (osmeter/selection.py) and every command that takes
+"""Selecting runs by what they are (osmeter/data/selection.py) and every command that takes
 runs: runs, compare (and its baseline), report, export, delete, noise."""
 import csv
 import datetime as dt
@@ -9,9 +9,9 @@ import pytest
 
 import synth
 from clirun import osmeter
-from osmeter import exchange, selection
-from osmeter.selection import SelectionError
-from osmeter.store import Store
+from osmeter.data import exchange, selection
+from osmeter.data.selection import SelectionError
+from osmeter.data.store import Store
 
 # host, kernel, cpu, label, started
 FLEET = [("web1", "6.1.0-18-amd64", "EPYC 7763", "nightly", "2026-10-30T08:00:00+00:00"),

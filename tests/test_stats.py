@@ -1,8 +1,9 @@
 """Statistics: medians, intervals, variation, outliers."""
 import pytest
 
-from osmeter import precision, stats
-from osmeter.model import Sample
+from osmeter.analysis import precision
+from osmeter import stats
+from osmeter.data.model import Sample
 
 
 def samples(values_by_rep):
@@ -75,8 +76,8 @@ def test_outliers_are_counted_not_dropped():
 
 
 def test_run_table_says_what_the_interval_is_and_what_95_needs():
-    from osmeter import display
-    from osmeter.model import Result
+    from osmeter.report import display
+    from osmeter.data.model import Result
     def result(reps):
         smp = samples([[100.0 + r, 101.0 + r] for r in range(reps)])
         return Result(bench="syscall.r%d" % reps, metric="latency", unit="ns", better="lower",

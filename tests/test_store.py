@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import exchange
-from osmeter.model import Result, Run, Sample
-from osmeter.store import AlreadyStored, Store, StoreError
+from osmeter.data import exchange
+from osmeter.data.model import Result, Run, Sample
+from osmeter.data.store import AlreadyStored, Store, StoreError
 
 # Values a float column must keep exactly: no rounding to 32 bits, no text round trip.
 AWKWARD = [0.1 + 0.2, 1e-300, 5e-324, 1.7976931348623157e308, -2.5e-7, 123456789.123456789,

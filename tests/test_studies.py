@@ -13,10 +13,11 @@ from dataclasses import replace
 
 import pytest
 
-from osmeter import matching
-from osmeter import references as refs
-from osmeter import compare, studies
-from osmeter.store import Store
+from osmeter.analysis import matching
+from osmeter.data import references as refs
+from osmeter.analysis import compare
+from osmeter import studies
+from osmeter.data.store import Store
 from clirun import osmeter
 
 try:
@@ -237,8 +238,8 @@ def test_a_cache_level_is_found_in_a_plateau_that_spans_it():
 
 
 def test_where_a_result_ran():
-    from osmeter import remote
-    from osmeter.model import Result, Run
+    from osmeter.analysis import remote
+    from osmeter.data.model import Result, Run
     local = Result("fs.crtdel", "sequence", "ms", "lower", "sweep", notes={"fs_type": "ext4"})
     fuse = Result("mab.remote", "total", "s", "lower", "point", notes={"fs_type": "fuse"},
                   params={"dir": "/mnt/far"})

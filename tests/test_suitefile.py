@@ -6,9 +6,9 @@ import textwrap
 import pytest
 
 from clirun import REPO, osmeter
-from osmeter import suitefile
-from osmeter.catalog import Catalog
-from osmeter.store import Store
+from osmeter.running import suitefile
+from osmeter.running.catalog import Catalog
+from osmeter.data.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """System-call family and fs.openclose at smoke size: units and plausibility."""
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 SYSCALLS = ["syscall.getpid", "syscall.getppid", "syscall.read", "syscall.write",
             "syscall.stat", "syscall.fstat"]

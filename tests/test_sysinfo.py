@@ -1,10 +1,11 @@
-"""osmeter.sysinfo off x86 Linux: arm64 /proc/cpuinfo, the BSDs' and macOS's sysctl
+"""osmeter.system.sysinfo off x86 Linux: arm64 /proc/cpuinfo, the BSDs' and macOS's sysctl
 values, and the C library taken from the core (units on text in each system's format:
 arm64 cpuinfo as the kernel's cpuinfo.c prints it, sysctl values as sysctl -n prints
 them)."""
 from __future__ import annotations
 
-from osmeter import coreproc, sysinfo
+from osmeter.running import coreproc
+from osmeter.system import sysinfo
 
 ARM64_BLOCK = """processor\t: {n}
 BogoMIPS\t: 243.75

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from osmeter import coreproc
+from osmeter.running import coreproc
 
 LINUX = sys.platform.startswith("linux")
 PINGPONG = ["thread.pingpong.e1", "thread.pingpong.e2", "thread.pingpong.e3"]

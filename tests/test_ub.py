@@ -1,8 +1,8 @@
 """UnixBench-style items: loops per second at smoke size, and the index derivation."""
 import pytest
 
-from osmeter.families import ub
-from osmeter.model import Result, Sample
+from osmeter.analysis.families import ub
+from osmeter.data.model import Result, Sample
 
 ITEMS = ["ub.syscall", "ub.pipe", "ub.ctx", "ub.spawn", "ub.execl"]
 
@@ -72,7 +72,7 @@ def test_other_benchmarks_are_left_alone():
 
 def test_cli_prints_the_index(tmp_path):
     from clirun import osmeter
-    from osmeter.store import Store
+    from osmeter.data.store import Store
     db = tmp_path / "db.sqlite"
     r = osmeter("run", "ub.syscall", "--smoke", "--runs", "2", "--quiet", db=db, check=0)
     assert "ub.syscall index" in r.stdout

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from clirun import osmeter
-from osmeter import coreproc, user_command
-from osmeter.catalog import Catalog
-from osmeter.store import Store
+from osmeter.running import coreproc, user_command
+from osmeter.running.catalog import Catalog
+from osmeter.data.store import Store
 
 PY = sys.executable
 

@@ -52,7 +52,7 @@ def test_every_command_fits_100_columns(store, args, tmp_path):
 def test_a_wide_table_wraps_its_text_and_folds_what_cannot_fit(width):
     """Within the width, every word kept, numbers whole, the first column (the row's
     name) unbroken."""
-    from osmeter.width import fit_table
+    from osmeter.report.width import fit_table
     prose = "what this benchmark measures, said at length so that it cannot fit " * 2
     table = [["id", "median", "what it measures", "parameters"]] + [
         ["ctx.pipe_pingpong.%d" % i, "1,234.5 ns", prose, "n=1,2,4,8 size=64k warmup=2"]

@@ -16,8 +16,8 @@
  * the same rate, as many samples of half the time (5 s, 15 s: the "duration" note;
  * bench/duration_cv.py compares the run-to-run CV).  UnixBench does not pin its
  * processes, so pin=none is the default here.
- * The front-end (osmeter/families/ub.py) turns loops per second into UnixBench's index,
- * 10 x measured / baseline of the SPARCstation 20-61 "George".
+ * The front-end (osmeter/analysis/families/ub.py) turns loops per second into UnixBench's
+ * index, 10 x measured / baseline of the SPARCstation 20-61 "George".
  */
 #define _GNU_SOURCE
 #include <errno.h>

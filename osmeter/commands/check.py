@@ -8,8 +8,8 @@ import json
 import sys
 import textwrap
 
-from .. import preflight
-from ..width import terminal_width
+from ..running import preflight
+from ..report.width import terminal_width
 
 
 def register(subparsers) -> None:

@@ -5,10 +5,11 @@ import os
 import re
 import sys
 
-from .. import exchange, selection, text
-from .. import noise as noisemod
-from ..model import Run
-from ..store import Store
+from ..data import exchange, selection
+from ..base import text
+from ..analysis import fleet, noise
+from ..data.model import Run
+from ..data.store import Store
 
 EXIT_INTERRUPTED = 130
 
@@ -164,12 +165,21 @@ def load_runs(refs: list[str], baseline: str | None, db,
     return [base] + runs, 0
 
 
+def add_fleet_options(s) -> None:
+    """--by and --bench, for the fleet table and the fleet report."""
+    s.add_argument("--by", metavar="KEY", help="group the runs by a recorded key: %s, or a "
+                   "dotted path into 'osmeter sysinfo --json' (e.g. libc.version)"
+                   % ", ".join(fleet.GROUP_KEYS))
+    s.add_argument("--bench", action="append", metavar="GLOB", help="only these benchmarks "
+                   "(ids or globs, repeatable); naming them also shows a sweep's sizes")
+
+
 def add_noise_options(s) -> None:
     """--noise and --no-history, for every command that compares runs."""
     s.add_argument("--noise", metavar="NAME|FILE", help="between-run noise profile "
                    "(osmeter noise) to include in intervals, verdicts, indices and the gate; "
                    "without it, runs of one host learn it from the store's other runs of "
-                   "that host (%d or more)" % noisemod.HISTORY_MIN_RUNS)
+                   "that host (%d or more)" % noise.HISTORY_MIN_RUNS)
     s.add_argument("--no-history", action="store_true", help="do not learn between-run "
                    "noise from the store's history: the verdicts are about these runs")
 
@@ -180,7 +190,7 @@ def noise_profile(args, runs: list):
     UsageError for both options at once, NoiseError for a profile that cannot be read."""
     if args.noise and args.no_history:
         raise UsageError("--no-history and --noise exclude each other")
-    profile = noisemod.load(args.noise, args.db) if args.noise else None
+    profile = noise.load(args.noise, args.db) if args.noise else None
     if profile is None and not args.no_history and len(runs) > 1:
-        profile = noisemod.from_history(runs, args.db)
+        profile = noise.from_history(runs, args.db)
     return profile

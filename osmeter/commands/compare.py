@@ -13,13 +13,11 @@ from __future__ import annotations
 import math
 import sys
 
-from .. import compare as cmpmod
-from .. import gate as gatemod
-from .. import noise as noisemod
-from .. import significance as sig
+from ..analysis import compare, gate, noise
+from ..stats import significance as sig
 from .. import studies
-from .. import writes
-from ..width import fit_lines, terminal_width
+from ..data import writes
+from ..report.width import fit_lines, terminal_width
 from .common import add_noise_options, add_where, fail, load_runs, noise_profile
 
 
@@ -55,14 +53,14 @@ def register(subparsers) -> None:
                    "baseline with an estimated slowdown beyond PCT percent, else %d "
                    "(pass); results noisier than PCT are listed as not gated, and make it "
                    "undecided (%d) only with --gate-on or --undecided-fails"
-                   % (gatemod.EXIT_FAIL, gatemod.EXIT_PASS, gatemod.EXIT_UNDECIDED))
+                   % (gate.EXIT_FAIL, gate.EXIT_PASS, gate.EXIT_UNDECIDED))
     s.add_argument("--undecided-fails", action="store_true", help="with --fail-on-slower: "
                    "every result must be decided; one noisier than PCT exits %d"
-                   % gatemod.EXIT_FAIL)
+                   % gate.EXIT_FAIL)
     s.add_argument("--gate-on", action="append", metavar="GLOB", help="with "
                    "--fail-on-slower: results matching GLOB ('syscall.*', 'mem.copy "
                    "bandwidth') must be decided; one noisier than PCT makes the gate "
-                   "undecided (exit %d; repeatable)" % gatemod.EXIT_UNDECIDED)
+                   "undecided (exit %d; repeatable)" % gate.EXIT_UNDECIDED)
     add_noise_options(s)
     s.add_argument("--junit", metavar="FILE", help="with --fail-on-slower: also write the "
                    "gate's outcome per benchmark as JUnit XML (for CI test reporters)")
@@ -126,49 +124,36 @@ def handle(args) -> int:
         return fail("--fail-on-slower needs a baseline and at least one other run")
     try:
         profile = noise_profile(args, runs)
-        cmp = cmpmod.compare(runs, base, args.alpha, args.min_effect / 100.0, profile,
+        cmp = compare.compare(runs, base, args.alpha, args.min_effect / 100.0, profile,
                              args.margin / 100.0)
-    except (cmpmod.CompareError, noisemod.NoiseError) as e:
+    except (compare.CompareError, noise.NoiseError) as e:
         return fail(str(e))
-    gate = None
+    outcome = None
     if args.fail_on_slower is not None:
-        gate = gatemod.evaluate(cmp, args.fail_on_slower, args.undecided_fails,
+        outcome = gate.evaluate(cmp, args.fail_on_slower, args.undecided_fails,
                                 args.gate_on)
-    from ..report import tables
+    from ..report import gate_words, tables
     if args.study:
         text = study_text(cmp, args.study, args.md, args.json)
     elif args.json:
-        text = tables.json_text(cmp, args.references)
+        text = tables.json_text(cmp, args.references, outcome)
     elif args.csv:
         text = tables.csv_text(cmp)
     elif args.md:
-        text = tables.markdown(cmp, args.references)
+        text = tables.markdown(cmp, args.references, outcome)
     else:
-        text = tables.terminal(cmp, args.references, args.show_all, terminal_width())
+        text = tables.terminal(cmp, args.references, args.show_all, terminal_width(),
+                               outcome)
     if args.output and args.output != "-":
         writes.write_file(args.output, text)
     else:
         sys.stdout.write(text)
-    if gate is None:
+    if outcome is None:
         return 0
     if args.junit:
         from ..formats import junit
-        junit.write_gate(gate, cmp, args.junit)
+        junit.write_gate(outcome, cmp, args.junit)
     # The outcome goes to stderr too, so a CI log shows it whatever the format.
-    lines = ["osmeter: regression: %s in %s: %s" % (r.label, r.run_name, r.message)
-             for r in gate.having(gatemod.FAIL)]
-    undecided = gate.having(gatemod.UNDECIDED)
-    lines += ["osmeter: undecided: %s in %s: %s" % (r.label, r.run_name, r.message)
-              for r in undecided[:10]]
-    if len(undecided) > 10:
-        lines.append("osmeter: undecided: %d more (see the gate in the output)"
-                     % (len(undecided) - 10))
-    lines.append("osmeter: gate %s at %g%%: %s (exit %d)%s" % (
-        gate.outcome.upper(), gate.threshold_pct, "; ".join(
-            "%d %s" % (len(gate.having(o)), o) for o in
-            (gatemod.FAIL, gatemod.UNDECIDED, gatemod.NOT_GATED, gatemod.PASS,
-             gatemod.NOT_JUDGED)
-            if gate.having(o)), gate.exit_code,
-        "; " + gate.note if gate.note else ""))
-    print("\n".join(fit_lines(lines, terminal_width(sys.stderr))), file=sys.stderr)
-    return gate.exit_code
+    print("\n".join(fit_lines(gate_words.log_lines(outcome), terminal_width(sys.stderr))),
+          file=sys.stderr)
+    return outcome.exit_code

@@ -1,14 +1,14 @@
 """`osmeter export RUN... [--where KEY=GLOB] [--format F] [-o FILE] [--redact]` and
 `osmeter import FILE... [--skip-existing]`:
-runs as osmeter's JSON results files (osmeter/exchange.py, docs/results-schema.md) or in
+runs as osmeter's JSON results files (osmeter/data/exchange.py, docs/results-schema.md) or in
 other tools' formats (osmeter/formats/, docs/formats.md)."""
 from __future__ import annotations
 
 import sys
 
-from .. import exchange, redact, writes
+from ..data import exchange, redact, writes
 from ..formats import formats
-from ..store import AlreadyStored
+from ..data.store import AlreadyStored
 from .common import RunSource, UsageError, add_where, open_store
 
 

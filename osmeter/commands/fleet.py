@@ -1,14 +1,14 @@
 """`osmeter fleet [RUN ...] [--where KEY=GLOB] [--by KEY] [--bench GLOB] [-o FILE]`: many
 runs (hosts) read at once: one row per run with the chosen benchmarks, the fleet's median
-and spread per benchmark, and the outlier hosts named (osmeter/fleet.py); -o also writes
+and spread per benchmark, and the outlier hosts named (osmeter/analysis/fleet.py); -o also writes
 the fleet report (the HTML page `osmeter report` writes for many runs)."""
 from __future__ import annotations
 
 import shutil
 import sys
 
-from .. import fleet as fleetmod
-from .common import RunSource, UsageError, add_where, write_page
+from ..analysis import fleet
+from .common import RunSource, UsageError, add_fleet_options, add_where, write_page
 
 TITLE = "osmeter fleet report"
 
@@ -30,32 +30,24 @@ def register(subparsers) -> None:
     s.set_defaults(func=handle)
 
 
-def add_fleet_options(s) -> None:
-    s.add_argument("--by", metavar="KEY", help="group the runs by a recorded key: %s, or a "
-                   "dotted path into 'osmeter sysinfo --json' (e.g. libc.version)"
-                   % ", ".join(fleetmod.GROUP_KEYS))
-    s.add_argument("--bench", action="append", metavar="GLOB", help="only these benchmarks "
-                   "(ids or globs, repeatable); naming them also shows a sweep's sizes")
-
-
-def load_fleet(args, refs: list[str]) -> fleetmod.Fleet:
+def load_fleet(args, refs: list[str]) -> fleet.Fleet:
     if not refs and not args.where:
         raise UsageError("name the runs, or select them with --where KEY=GLOB (e.g. "
                          "--where 'label=nov:*')")
     with RunSource(args.db) as source:
         runs = source.runs(refs, args.where)
     try:
-        return fleetmod.analyse(runs, args.by, args.bench)
-    except fleetmod.FleetError as e:
+        return fleet.analyse(runs, args.by, args.bench)
+    except fleet.FleetError as e:
         raise UsageError(str(e)) from None
 
 
 def handle(args) -> int:
     from ..report import fleet as fleet_report
     from ..report import fleet_table
-    fleet = load_fleet(args, args.runs)
+    analysed = load_fleet(args, args.runs)
     width = shutil.get_terminal_size((fleet_table.DEFAULT_WIDTH, 24)).columns
-    sys.stdout.write(fleet_table.terminal(fleet, named=bool(args.bench), width=width))
+    sys.stdout.write(fleet_table.terminal(analysed, named=bool(args.bench), width=width))
     if args.output:
-        write_page(args.output, lambda: fleet_report.write(fleet, args.output, args.title))
+        write_page(args.output, lambda: fleet_report.write(analysed, args.output, args.title))
     return 0

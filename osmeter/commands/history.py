@@ -1,6 +1,6 @@
 """`osmeter history [RUN ...] [--where KEY=GLOB] [--bench GLOB] [--json] [-o FILE]`: every
 result over many stored runs, oldest first, one line each with a sparkline and where it
-changed (osmeter/history.py); -o also writes the history report (HTML, every run a
+changed (osmeter/analysis/history.py); -o also writes the history report (HTML, every run a
 point, the changes marked)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 import math
 import sys
 
-from .. import display
-from .. import history as hist
-from .. import numbers
+from ..report import display
+from ..analysis import history as hist
+from ..base import numbers
 from .common import RunSource, UsageError, add_where, write_page
 
 BARS = "▁▂▃▄▅▆▇█"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import display
-from ..catalog import SUITES, TIMING_PARAMS, Catalog
+from ..report import display
+from ..running.catalog import SUITES, TIMING_PARAMS, Catalog
 
 
 def register(subparsers) -> None:

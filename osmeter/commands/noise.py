@@ -11,10 +11,10 @@ import json
 import math
 import sys
 
-from ..width import fit_lines
-from .. import display
-from .. import noise as noisemod
-from .. import writes
+from ..report.width import fit_lines
+from ..report import display
+from ..analysis import noise
+from ..data import writes
 from .common import RunSource, add_where, fail, load_run_ref, open_store
 
 
@@ -65,7 +65,7 @@ def handle(args) -> int:
         if args.show:
             if args.runs or args.where:
                 return fail("--show takes no runs")
-            profile = noisemod.load(args.show, args.db)
+            profile = noise.load(args.show, args.db)
         else:
             refs = expand(args.runs, store)
             if args.where:
@@ -78,11 +78,11 @@ def handle(args) -> int:
             name = args.name or _common_label(runs)
             if not name:
                 return fail("the runs have different labels: name the profile with --name")
-            profile = noisemod.estimate(runs, name)
+            profile = noise.estimate(runs, name)
             store.save_noise(profile.name, profile.created, profile.to_dict())
             if args.output:
                 writes.write_file(args.output, json.dumps(profile.to_dict(), indent=1) + "\n")
-    except noisemod.NoiseError as e:
+    except noise.NoiseError as e:
         return fail(str(e))
     if args.json:
         json.dump(profile.to_dict(), sys.stdout, indent=1)

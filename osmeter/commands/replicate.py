@@ -2,7 +2,7 @@
 report of all five papers with a summary of what still holds; `--no-run` writes it from
 stored runs (as `osmeter report --study all` does).
 
-The run is `osmeter run --suite studies --runs N`: every benchmark of the o90, lb96,
+The run is `osmeter run --suite studies --repetitions N`: every benchmark of the o90, lb96,
 vl03, mg05 and cc06 suites, once each, at the studies' sizes (the default preset).  Five
 repetitions by default: the comparison's rank test decides a difference from 5
 repetitions a side (with 3 it cannot go below p = 0.1, so "static vs dynamic" and the
@@ -11,12 +11,10 @@ are 93.8% (the 95% band needs 6).
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 from ..report import replication
-from . import run as run_command
-from .common import fail, load_runs
+from .common import EXIT_INTERRUPTED, fail, load_runs
 
 REPETITIONS = 5
 OUTPUT = "replication.html"
@@ -31,8 +29,9 @@ def register(subparsers) -> None:
                     "conclusions with today's verdict first, then each paper's tables and "
                     "figures with this machine beside the published systems.  The terminal "
                     "prints the summary.")
-    s.add_argument("--runs", type=int, default=REPETITIONS, help="repetitions of each "
-                   "benchmark (default %(default)s: what the verdicts' tests need to decide)")
+    s.add_argument("--repetitions", "--runs", dest="runs", type=int, default=REPETITIONS,
+                   metavar="N", help="repetitions of each benchmark (--runs: the same; "
+                   "default %(default)s: what the verdicts' tests need to decide)")
     s.add_argument("--with", dest="others", action="append", default=[], metavar="RUN",
                    help="another stored run to set beside (a NetBSD run, an older run; "
                    "repeatable)")
@@ -51,28 +50,27 @@ def register(subparsers) -> None:
     s.set_defaults(func=handle)
 
 
-def _run(args) -> str | None:
-    """Run the studies' suite through `osmeter run`; the label of the stored run."""
+def _run(args) -> tuple[str, int]:
+    """Run the studies' suite as `osmeter run` does (args.main: the command line's own
+    entry, handed down by cli.py, so that no command imports another); the label of the
+    stored run and the exit code of the run."""
     label = args.label or time.strftime("replicate-%Y%m%d-%H%M")
-    p = argparse.ArgumentParser(prog="osmeter")
-    run_command.register(p.add_subparsers())
-    argv = ["run", "--suite", "studies", "--runs", str(args.runs), "--label", label]
+    argv = (["--db", args.db] if args.db else []) + \
+        ["run", "--suite", "studies", "--repetitions", str(args.runs), "--label", label]
     argv += [w for d in args.dir for w in ("--dir", d)]
-    run_args = p.parse_args(argv + (["--smoke"] if args.smoke else []) +
-                            (["--quiet"] if args.quiet else []))
-    run_args.db, run_args.user_command = args.db, None
-    rc = run_command.handle(run_args)
-    # 1: stored, with some results failed -- the views say which and why.
-    return label if rc in (0, 1) else None
+    argv += (["--smoke"] if args.smoke else []) + (["--quiet"] if args.quiet else [])
+    return label, args.main(argv)
 
 
 def handle(args) -> int:
     if args.runs < 1:
-        return fail("--runs must be at least 1")
+        return fail("--repetitions (--runs) must be at least 1")
     named = list(args.others)
     if not args.no_run:
-        label = _run(args)
-        if label is None:
+        label, rc = _run(args)
+        if rc == EXIT_INTERRUPTED:
+            return rc
+        if rc not in (0, 1):        # 1: stored, with some results failed (the views say)
             return fail("the studies' run did not complete; nothing written (osmeter runs "
                         "lists what was stored)")
         named.insert(0, label)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import sys
 
-from .. import compare as cmpmod
-from .. import fleet as fleetmod
-from .. import noise as noisemod
 from .. import studies
-from .common import add_noise_options, add_where, fail, load_runs, noise_profile
-from .fleet import add_fleet_options
+from ..analysis import fleet
+from ..analysis.compare import CompareError
+from ..analysis.noise import NoiseError
+from .common import (add_fleet_options, add_noise_options, add_where, fail, load_runs,
+                     noise_profile)
 
 TITLE = "osmeter report"
 
@@ -40,26 +40,9 @@ def register(subparsers) -> None:
     s.add_argument("--title", default=TITLE, help="page title")
     s.add_argument("--fleet", action="store_true", help="the fleet report (a line per run "
                    "in every plot, outliers named) for fewer than %d runs too; it is the "
-                   "report from %d runs on" % (fleetmod.MIN_RUNS, fleetmod.MIN_RUNS))
+                   "report from %d runs on" % (fleet.MIN_RUNS, fleet.MIN_RUNS))
     add_fleet_options(s)
     s.set_defaults(func=handle)
-
-
-def write(runs: list, path: str, baseline: int = 0, references: bool = False,
-          figures_dir: str | None = None, png: bool = False, title: str = TITLE,
-          study_ids: list = (), noise=None) -> list:
-    """Compare the runs and write the HTML report (and the figures); the figures' names.
-
-    Raises CompareError for runs that cannot be compared, OSError and RasterError when
-    something cannot be written.  Also used by `osmeter run --report`.  `noise`: the
-    between-run noise profile (osmeter.noise), as compare's, so that the two agree."""
-    from ..report import html
-    cmp = cmpmod.compare(runs, baseline, noise=noise)
-    views = [studies.build(i, cmp) for i in study_ids]
-    figures = html.write(cmp, path, references, figures_dir, title, views)
-    if png:
-        html.svgs_to_png(figures_dir, figures)
-    return figures
 
 
 def handle(args) -> int:
@@ -73,12 +56,13 @@ def handle(args) -> int:
         reason = replication.write_or_reason(runs, args.output, args.title if args.title
                                              != TITLE else "osmeter replication")
         return fail(reason) if reason else 0
-    if args.fleet or len(runs) >= fleetmod.MIN_RUNS or args.by or args.bench:
+    if args.fleet or len(runs) >= fleet.MIN_RUNS or args.by or args.bench:
         return write_fleet(args, runs)
     try:
-        figures = write(runs, args.output, base, args.references, args.figures, args.png,
-                        args.title, args.study or [], noise_profile(args, runs))
-    except (cmpmod.CompareError, noisemod.NoiseError) as e:
+        figures = html.write_runs(runs, args.output, base, args.references, args.figures,
+                                  args.png, args.title, args.study or [],
+                                  noise_profile(args, runs))
+    except (CompareError, NoiseError) as e:
         return fail(str(e))
     except OSError as e:
         return fail("cannot write the report: %s" % e)
@@ -98,10 +82,10 @@ def write_fleet(args, runs) -> int:
         return fail("--png, --references, --study and --noise belong to the comparison "
                     "report, not the fleet report (%d runs)" % len(runs))
     try:
-        fleet = fleetmod.analyse(runs, args.by, args.bench)
+        analysed = fleet.analyse(runs, args.by, args.bench)
         title = args.title if args.title != TITLE else "osmeter fleet report"
-        figures = fleet_report.write(fleet, args.output, title, args.figures)
-    except fleetmod.FleetError as e:
+        figures = fleet_report.write(analysed, args.output, title, args.figures)
+    except fleet.FleetError as e:
         return fail(str(e))
     except OSError as e:
         return fail("cannot write the report: %s" % e)

@@ -8,13 +8,15 @@ import shlex
 import socket
 import sys
 
-from .. import compare as cmpmod
-from .. import (adaptive, coreproc, display, eta, exchange, needs, plan, runner, safekeeping,
-                suitefile, text, user_command, writes)
-from ..catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
-from ..store import StoreError
-from . import report
-from .serve import SECRET_ENV
+from ..analysis import adaptive
+from ..running import coreproc, eta, needs, plan, runner, safekeeping, suitefile, user_command
+from ..report import display
+from ..analysis.compare import CompareError
+from ..data import exchange, writes
+from ..base import text
+from ..running.catalog import DEFAULT_SUITE, PRESETS, SUITES, Catalog
+from ..data.store import StoreError
+from ..running.coreproc import SECRET_ENV
 from .common import EXIT_INTERRUPTED, UsageError, fail, open_store, read_secret_file
 
 
@@ -30,19 +32,22 @@ def register(subparsers) -> None:
         "%s: %s" % (k, v[0]) for k, v in SUITES.items()))
     s.add_argument("--param", action="append", metavar="ID.KEY=VALUE",
                    help="override a parameter (ID may be a glob)")
-    s.add_argument("--runs", type=int, help="repetitions, each in a separate process "
-                   "(default 5; 2 with --smoke; 7 with --until-ci). 5 give a 93.8%% interval "
-                   "of the median, 6 or more at least 95%%")
+    s.add_argument("--repetitions", "--runs", dest="runs", type=int, metavar="N",
+                   help="repetitions of each benchmark, each in a separate process (--runs: "
+                   "the same, hyperfine's name; default 5; 2 with --smoke; 7 with "
+                   "--until-ci). 5 give a 93.8%% interval of the median, 6 or more at "
+                   "least 95%%")
     s.add_argument("--until-ci", type=float, metavar="PCT", help="repeat each benchmark "
                    "(interleaved, in separate processes) until its 95%% interval of the "
-                   "median lies within +-PCT%% of the median, or --max-runs is reached")
+                   "median lies within +-PCT%% of the median, or --max-repetitions is reached")
     s.add_argument("--until-decided", type=float, metavar="PCT", help="repeat each "
                    "benchmark until every result's interval against --against RUN (or, "
                    "without it, against a run as noisy) is narrow enough to tell a PCT%% "
-                   "slowdown from none, or --max-runs is reached")
+                   "slowdown from none, or --max-repetitions is reached")
     s.add_argument("--against", metavar="RUN", help="with --until-decided: the baseline "
                    "run (id, label, 'latest') whose results the new ones will be compared with")
-    s.add_argument("--max-runs", type=int, metavar="N", help="with --until-ci or "
+    s.add_argument("--max-repetitions", "--max-runs", dest="max_runs", type=int, metavar="N",
+                   help="with --until-ci or "
                    "--until-decided: at most N repetitions per benchmark (required: the "
                    "bound is yours)")
     s.add_argument("--label", help="name this run (usable wherever a run is named)")
@@ -115,13 +120,13 @@ def run_plan(args) -> int:
     runs = args.runs if args.runs is not None else (
         adaptive.first_look() if args.until_ci else 2 if args.smoke else 5)
     if not 1 <= runs <= MAX_REPETITIONS:
-        raise UsageError("--runs must be from 1 to %d" % MAX_REPETITIONS)
+        raise UsageError("--repetitions (--runs) must be from 1 to %d" % MAX_REPETITIONS)
     if args.max_runs is not None and args.max_runs > MAX_REPETITIONS:
-        raise UsageError("--max-runs must be at most %d" % MAX_REPETITIONS)
+        raise UsageError("--max-repetitions (--max-runs) must be at most %d" % MAX_REPETITIONS)
     check_adaptive(args, runs)
     against = None
     if args.against:
-        from ..store import Store, StoreError
+        from ..data.store import Store, StoreError
         try:
             with Store(args.db, readonly=True) as st:
                 against = st.load_run(args.against)
@@ -229,7 +234,7 @@ def not_stored(kept: safekeeping.SafeStore, code: int) -> int:
 
 
 def check_adaptive(args, runs: int) -> None:
-    """--until-ci / --until-decided and --max-runs belong together; the bound is the
+    """--until-ci / --until-decided and --max-repetitions belong together; the bound is the
     user's."""
     if args.until_ci is not None and args.until_decided is not None:
         raise UsageError("--until-ci and --until-decided exclude each other")
@@ -239,27 +244,29 @@ def check_adaptive(args, runs: int) -> None:
     target = args.until_ci if args.until_ci is not None else args.until_decided
     if target is None:
         if args.max_runs is not None:
-            raise UsageError("--max-runs needs --until-ci PCT or --until-decided PCT")
+            raise UsageError("--max-repetitions needs --until-ci PCT or --until-decided PCT")
         return
     if not (math.isfinite(target) and target > 0):
         raise UsageError("%s must be a positive percentage" % option)
     if args.max_runs is None:
-        raise UsageError("%s needs --max-runs N: the bound on repetitions is yours" % option)
+        raise UsageError("%s needs --max-repetitions N: the bound on repetitions is yours"
+                         % option)
     first = adaptive.first_look() if args.until_ci is not None else 2
     least = max(runs, first)
     if args.max_runs < least:
-        raise UsageError("--max-runs must be at least %d (%s%s)" % (
+        raise UsageError("--max-repetitions must be at least %d (%s%s)" % (
             least, "the first look at a 95%% interval that stays 95%% over later looks "
             "needs %d repetitions" % first if args.until_ci is not None
-            else "a spread needs 2 repetitions", ", and --runs is %d" % runs
+            else "a spread needs 2 repetitions", ", and --repetitions is %d" % runs
             if runs > first else ""))
 
 
 def write_report(runs, path: str) -> None:
     """The HTML report of the runs just made (several variants are compared)."""
+    from ..report import html
     try:
-        report.write(runs, path)
-    except (cmpmod.CompareError, OSError, writes.WriteError) as e:
+        html.write_runs(runs, path)
+    except (CompareError, OSError, writes.WriteError) as e:
         raise UsageError("results stored, but the report could not be written: %s" % e)
     print("report: %s" % os.path.abspath(path))
 

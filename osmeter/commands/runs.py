@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import display, selection
-from ..width import fit_lines
+from ..report import display
+from ..data import selection
+from ..report.width import fit_lines
 from .common import add_where, open_store, printable
 
 

@@ -13,10 +13,10 @@ import re
 import signal
 import subprocess
 
-from .. import address, coreproc
+from ..running import address, coreproc
+from ..running.coreproc import SECRET_ENV
 from .common import UsageError, fail, read_secret_file
 
-SECRET_ENV = "OSMETER_PEER_SECRET"
 DEFAULT_PORT = 7227  # OM_PEER_DEFAULT_PORT in core/servers/peer.h
 MAX_SESSION_SECONDS = 86400     # the core's bound on --max-seconds
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import display, exchange
+from ..report import display
+from ..data import exchange
 from .common import load_run_ref
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..width import fit_table
-from .. import coreproc, sysinfo
+from ..report.width import fit_table
+from ..running import coreproc
+from ..system import sysinfo
 
 
 def register(subparsers) -> None:

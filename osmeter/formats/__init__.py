@@ -17,7 +17,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..model import Result, Run, _fmt_x
+from ..data.model import Result, Run, _fmt_x
 
 
 @dataclass

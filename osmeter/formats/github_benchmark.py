@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 
-from .. import flags, stats
+from ..analysis import flags
+from .. import stats
 from . import Export, Format, count_note, measured, not_measured_note, unique_names
 
 

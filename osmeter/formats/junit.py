@@ -6,7 +6,8 @@ numbers behind it.  A failure is a JUnit <failure> with the message and the numb
 undecided row (too noisy to tell, or not measured in one of the runs) is <skipped> with
 its reason and the numbers as its text (GitLab drops a skipped case's <system-out>); a
 pass carries its numbers in <system-out>.  `cases_from_gate` builds the cases from the
-regression gate's rows (osmeter/gate.py), with both runs' medians and intervals.
+regression gate's rows (osmeter/analysis/gate.py), with both runs' medians and intervals;
+their names and messages are the gate's words (report/gate_words.py).
 
 The file is valid against the Jenkins xunit plugin's junit-10.xsd (tests/junit-10.xsd):
 the counts on <testsuites> are tests, failures and errors only (`skipped` is allowed on
@@ -19,6 +20,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+
+from ..report import gate_words
 
 OUTCOMES = ("pass", "fail", "undecided")
 # XML 1.0 cannot hold these characters at all, escaped or not.
@@ -79,10 +82,9 @@ def render(cases: list[GateCase], suite: str, properties: dict | None = None) ->
 def write_gate(gate, cmp, path: str) -> None:
     """The gate (gate.Gate) of the comparison as a JUnit file (ExchangeError, one line,
     if it cannot be written)."""
-    from ..exchange import write_atomically
+    from ..data.exchange import write_atomically
     base = cmp.names[cmp.baseline]
-    text = render(cases_from_gate(gate, base, medians_of(cmp)),
-                  "osmeter regression gate against %s" % base, {
+    text = render(cases_from_gate(gate, base, medians_of(cmp)), gate_words.junit_title(base), {
         "baseline": base, "fail_on_slower_pct": gate.threshold_pct, "alpha": gate.alpha,
         "outcome": gate.outcome, "noise_profile": gate.noise or "none",
         "runs": ", ".join(cmp.names)})
@@ -134,6 +136,8 @@ def cases_from_gate(gate, base_name: str, medians: dict | None = None) -> list[G
         numbers.update({k: getattr(r, k) for k in _NUMBERS})
         numbers["repetitions"] = "%d vs %d" % tuple(r.repetitions)
         numbers["threshold_pct"] = gate.threshold_pct
-        cases.append(GateCase(name="%s: %s vs %s" % (r.label, r.run_name, base_name),
-                              outcome=_OUTCOME[r.outcome], message=r.message, numbers=numbers))
+        cases.append(GateCase(name=gate_words.case_name(r, base_name),
+                              outcome=_OUTCOME[r.outcome],
+                              message=gate_words.row_message(r, gate.threshold_pct),
+                              numbers=numbers))
     return cases

@@ -15,7 +15,7 @@ import csv
 import io
 import json
 
-from ..model import system_keys
+from ..data.model import system_keys
 from . import Export, Format, not_measured_note
 
 FIELDS = ["run", "label", "host", "kernel", "os", "cpu", "started", "benchmark", "metric",

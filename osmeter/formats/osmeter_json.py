@@ -1,7 +1,7 @@
 """osmeter's own results document (docs/results-schema.md): everything, nothing lost."""
 from __future__ import annotations
 
-from .. import exchange
+from ..data import exchange
 from . import Export, Format
 
 

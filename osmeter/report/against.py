@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from html import escape
 
-from .. import matching, studies
-from .. import references as refs
-from .. import remote
+from ..analysis import matching
+from .. import studies
+from ..data import references as refs
+from ..analysis import remote
 from ..studies import common, o90
-from .. import numbers
+from ..base import numbers
 from . import svg
 from .grid import align as _align
-from ..numbers import number as fmt
+from ..base.numbers import number as fmt
 
 
 def _published(r) -> str:

@@ -7,15 +7,15 @@ every run stays identifiable however many there are (no legend to match colours
 against); the fleet's median and interquartile range behind the dots; outliers drawn
 as red diamonds and named; with --by KEY the rows are grouped (kernel, CPU model, file
 system, ...) with each group's median marked.  Under each plot the distribution in
-numbers.  The analysis is osmeter/fleet.py; this module only draws it.
+numbers.  The analysis is osmeter/analysis/fleet.py; this module only draws it.
 """
 from __future__ import annotations
 
 from html import escape
 
-from ..fleet import Fleet, Row
-from ..model import system_keys
-from .. import numbers
+from ..analysis.fleet import Fleet, Row
+from ..data.model import system_keys
+from ..base import numbers
 from . import svg
 from .fleet_table import claim, column_unit, number, outliers_by_run
 from .html import CSS, Page, _table, slug, write_page

@@ -3,7 +3,7 @@ lmbench's summary tables read; the columns in category order, in as many tables 
 terminal's width needs.
 
 Each column is in one unit (its header says which); a value marked `!` is an outlier
-of its column (osmeter/fleet.py says what that claims), `-` was not measured on that
+of its column (osmeter/analysis/fleet.py says what that claims), `-` was not measured on that
 run.  Under the rows: the fleet's median and spread per column, and the outliers named
 with how far and which way they lie.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import textwrap
 
-from .. import display
-from ..fleet import MIN_EFFECT, Fleet, Row
+from . import display
+from ..analysis.fleet import MIN_EFFECT, Fleet, Row
 
-from ..numbers import axis_unit, number
+from ..base.numbers import axis_unit, number
 
 DEFAULT_WIDTH = 100
 

@@ -2,7 +2,7 @@
 grid as a Markdown table.  Every text renderer of report/ lays its tables out here."""
 from __future__ import annotations
 
-from ..width import fit_table
+from .width import fit_table
 
 
 def align(table: list[list[str]], width: int | None = None) -> list[str]:

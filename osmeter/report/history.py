@@ -4,15 +4,15 @@ Per result one plot: the runs in the order they started along x (every run a poi
 the whisker the range of its repetitions' medians), the level between change points
 as a line, each change point a dashed line labelled with its size and the run where it
 happened, bad runs as red diamonds.  Under each plot the same in words.  The analysis
-is osmeter/history.py; this module only draws it.
+is osmeter/analysis/history.py; this module only draws it.
 """
 from __future__ import annotations
 
 from html import escape
 
-from .. import history as hist
-from ..model import system_keys
-from .. import numbers
+from ..analysis import history as hist
+from ..data.model import system_keys
+from ..base import numbers
 from . import svg
 from .html import CSS, Page, _table, write_page
 

@@ -13,13 +13,16 @@ from datetime import datetime, timezone
 from html import escape
 
 
-from .. import compare as cmpmod
-from .. import display, flags
-from .. import remote, studies
-from .. import numbers, writes
-from . import against, study, svg
+from ..analysis import compare
+from . import display
+from ..analysis import flags
+from ..analysis import remote
+from .. import studies
+from ..base import numbers
+from ..data import writes
+from . import against, gate_words, study, svg
 from .tables import (with_winners, cell_results, fmt, fmt_cell_ratio, fmt_index, fmt_value,
-                     gate_lines, is_too_short, legend, row_scale, verdict_summary, verdict_text)
+                     is_too_short, legend, row_scale, verdict_summary, verdict_text)
 
 CSS = """
 *{box-sizing:border-box}
@@ -390,7 +393,7 @@ def _references_glance(cmp) -> list[list[str]]:
     return rows
 
 
-def _headline(page: Page, cmp, references: bool) -> None:
+def _headline(page: Page, cmp, references: bool, gate=None) -> None:
     """The first screen: the machine, how it compares (indices, the largest differences,
     the studies at a glance), then what was flagged and why."""
     multi = len(cmp.runs) > 1
@@ -424,11 +427,11 @@ def _headline(page: Page, cmp, references: bool) -> None:
                            if references else "; every number: osmeter report RUN "
                            "--references"))
         page.add(_table(["study", "published numbers measured"] + cmp.names, glance))
-    _flagged(page, cmp)
+    _flagged(page, cmp, gate)
     page.add("</section>")
 
 
-def _flagged(page: Page, cmp) -> None:
+def _flagged(page: Page, cmp, gate=None) -> None:
     """What was flagged, with its cause: each run's count line (what is not counted said
     there), the warnings about the machine before the run, the gate."""
     multi = len(cmp.runs) > 1
@@ -439,25 +442,26 @@ def _flagged(page: Page, cmp) -> None:
             page.add('<p class="note">%s%s</p>' % (
                 escape(run.name + ": ") if multi else "",
                 escape(count + display.not_counted(run.results, " Not counted: %s."))))
-    gate = gate_lines(cmp)
-    if gate:
-        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(gate[1:])))
+    if gate is not None:
+        page.add('<div class="warn"><pre>%s</pre></div>' % escape("\n".join(
+            gate_words.section(gate, cmp.names[cmp.baseline]))))
     for w in cmp.warnings:
         page.add('<div class="warn">%s</div>' % escape(w))
 
 
-def _intro(page: Page, cmp, references: bool, title: str, common, studies=()) -> None:
+def _intro(page: Page, cmp, references: bool, title: str, common, studies=(),
+           gate=None) -> None:
     multi = len(cmp.runs) > 1
     page.add("<h1>%s</h1>" % escape(title))
     counted = sum(len(flags.counted(r.results)) for r in cmp.runs)
     page.add('<p class="meta">Generated %s by osmeter. %d run%s, %d results%s.</p>' % (
         datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), len(cmp.runs),
         "" if len(cmp.runs) == 1 else "s", counted, " in all" if multi else ""))
-    _headline(page, cmp, references)
+    _headline(page, cmp, references, gate)
     links = ([("differs", "What differs")] if multi else []) + \
         ([("indices", "Indices")] if multi and cmp.index else []) + \
         [("cat-" + slug(c), c) for c in cmp.categories] + \
-        ([("mips", "MIPS-relative")] if cmpmod.mips_relative_table(cmp) else []) + \
+        ([("mips", "MIPS-relative")] if compare.mips_relative_table(cmp) else []) + \
         ([("remote", "Remote penalty")] if remote.penalties(cmp.runs) else []) + \
         ([("studies", "Against the studies")] if references else []) + \
         [("study-" + v.id, v.title.split(":")[0]) for v in studies]
@@ -484,7 +488,7 @@ def _differs(page: Page, cmp) -> None:
         else:
             page.add("<p>Nothing recorded differs.</p>")
     else:
-        meta = cmpmod.run_metadata(cmp.runs[0])
+        meta = compare.run_metadata(cmp.runs[0])
         page.add("<details><summary>System information (%d keys)</summary>%s</details>" % (
             len(meta), _table(["key", "value"], [[k, v] for k, v in sorted(meta.items())])))
 
@@ -518,7 +522,7 @@ def _indices(page: Page, cmp) -> None:
 
 
 def _mips(page: Page, cmp) -> None:
-    mt = cmpmod.mips_relative_table(cmp)
+    mt = compare.mips_relative_table(cmp)
     if not mt:
         return
     page.add('<h2 id="mips">MIPS-relative speed (Ousterhout 1990)</h2>')
@@ -533,13 +537,14 @@ def _mips(page: Page, cmp) -> None:
 
 
 def render(cmp, references: bool = False, title: str = "osmeter report",
-           studies: list = ()) -> tuple[str, list]:
+           studies: list = (), gate=None) -> tuple[str, list]:
     """(HTML text, [(figure file name, svg text)]); studies: study views
-    (osmeter/studies/) laid out after the comparison.  The page is a sequence of
+    (osmeter/studies/) laid out after the comparison; gate: a regression gate's outcome
+    (analysis/gate.py), shown among what was flagged.  The page is a sequence of
     sections, each its own function; per family the figures come first, then the table."""
     page = Page()
     common = display.common_level(cell_results(cmp))
-    _intro(page, cmp, references, title, common, studies)
+    _intro(page, cmp, references, title, common, studies, gate)
     _differs(page, cmp)
     _indices(page, cmp)
     for cat in cmp.categories:
@@ -567,6 +572,23 @@ def write(cmp, path: str, references: bool = False, figures_dir: str | None = No
     returns the figures' file names.  The runner can call this after a run."""
     text, figures = render(cmp, references, title, studies)
     return write_page(path, text, figures, figures_dir)
+
+
+def write_runs(runs: list, path: str, baseline: int = 0, references: bool = False,
+               figures_dir: str | None = None, png: bool = False, title: str = "osmeter report",
+               study_ids: list = (), noise=None) -> list[str]:
+    """Compare the runs and write the HTML report (and the figures); the figures' names.
+
+    Raises CompareError for runs that cannot be compared, OSError and RasterError when
+    something cannot be written.  Used by `osmeter report` and `osmeter run --report`.
+    `noise`: the between-run noise profile (analysis/noise.py), as compare's, so that the
+    two agree."""
+    cmp = compare.compare(runs, baseline, noise=noise)
+    views = [studies.build(i, cmp) for i in study_ids]
+    figures = write(cmp, path, references, figures_dir, title, views)
+    if png:
+        svgs_to_png(figures_dir, figures)
+    return figures
 
 
 def write_page(path: str, text: str, figures: list[tuple[str, str]],

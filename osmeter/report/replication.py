@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from html import escape
 
-from .. import compare as cmpmod
-from .. import references as refs
+from ..analysis import compare
+from ..data import references as refs
 from .. import studies
 from ..studies import view as sv
 from . import study
@@ -124,7 +124,7 @@ def render(views, runs, title: str = "osmeter replication") -> tuple[str, list]:
 def write(runs: list, path: str, title: str = "osmeter replication") -> list[str]:
     """Compare the runs, write the replication report of all five studies and print its
     summary; the figures' names.  Raises CompareError and OSError."""
-    cmp = cmpmod.compare(runs)
+    cmp = compare.compare(runs)
     views = [studies.build(i, cmp) for i in studies.IDS]
     text, figures = render(views, cmp.runs, title)
     names = write_page(path, text, figures, None)
@@ -137,7 +137,7 @@ def write_or_reason(runs: list, path: str, title: str = "osmeter replication") -
     that cannot be compared, a file that cannot be written) for the command to fail on."""
     try:
         figures = write(runs, path, title)
-    except cmpmod.CompareError as e:
+    except compare.CompareError as e:
         return str(e)
     except OSError as e:
         return "cannot write the report: %s" % e

@@ -9,8 +9,8 @@ from html import escape
 
 from . import svg
 from .grid import align as _align, markdown_table as _md_table
-from .. import references as refs
-from ..numbers import number as fmt
+from ..data import references as refs
+from ..base.numbers import number as fmt
 
 VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
 

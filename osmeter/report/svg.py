@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from .. import numbers
+from ..base import numbers
 
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
            "#999999"]

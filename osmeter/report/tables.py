@@ -9,19 +9,20 @@ import csv
 import io
 import json
 
-from .. import compare as cmpmod
-from .. import significance as sig
+from ..analysis import compare
+from ..stats import significance as sig
 from .. import stats
-from .. import display, flag_words, flags
-from ..results import too_short
-from .. import numbers
-from ..width import fit_lines, terminal_width
+from . import display, flag_words, gate_words
+from ..analysis import flags
+from ..analysis.results import too_short
+from ..base import numbers
+from .width import fit_lines, terminal_width
 from . import against
 from .grid import align as _align, markdown_table as _md_table
 
 
 def fmt(v) -> str:
-    """A plain number (ratios, MIPS, counts): osmeter/numbers.py's one format."""
+    """A plain number (ratios, MIPS, counts): osmeter/base/numbers.py's one format."""
     return numbers.number(v)
 
 
@@ -128,7 +129,7 @@ def legend(cmp) -> list[str]:
             "Values not all positive: no ratio, Mann–Whitney on the values."
             % (method, cmp.questions, cmp.test_count, cmp.alpha, 100 * cmp.min_effect,
                100 * (1 - 2 * cmp.alpha), 100 * cmp.margin))
-        lines.append(cmpmod.noise_note(cmp))
+        lines.append(compare.noise_note(cmp))
     return lines
 
 
@@ -216,7 +217,7 @@ LARGE_DIFFERENCE = 1.2
 
 def is_too_short(row) -> bool:
     """A phase too short to time alone in every run: measured, shown only beside its
-    benchmark's whole (osmeter.results.too_short), never a verdict of its own."""
+    benchmark's whole (osmeter.analysis.results.too_short), never a verdict of its own."""
     results = [c.result for c in row.cells if c is not None]
     return bool(results) and all(r is not None and too_short(r) for r in results)
 
@@ -261,10 +262,11 @@ def not_run_line(cmp, rows) -> str:
 
 
 def terminal(cmp, references: bool = False, show_all: bool = False,
-             width: int | None = None) -> str:
+             width: int | None = None, gate=None) -> str:
     """The comparison for a reader: by default the rows with a verdict or a large
-    difference, the indices, the gate and the metadata that differs; every row with
-    show_all (the Markdown, CSV and JSON forms always have every row)."""
+    difference, the indices, the gate (analysis/gate.py's Gate, when one was evaluated)
+    and the metadata that differs; every row with show_all (the Markdown, CSV and JSON
+    forms always have every row)."""
     width = width or terminal_width()
 
     def align(table):
@@ -317,7 +319,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
         out.append("Indices (geometric mean of ratios to %r; > 1 = better; [95%% interval]):"
                    % cmp.names[cmp.baseline])
         out += align(index_rows(cmp))
-        mt = cmpmod.mips_relative_table(cmp)
+        mt = compare.mips_relative_table(cmp)
         if mt and show_all:
             out.append("")
             out.append("MIPS-relative speed (Ousterhout): ratio / (cpu.integer ratio); "
@@ -328,7 +330,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
                           [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
         elif mt:
             out += ["", "MIPS-relative speeds (Ousterhout) of %d rows: --all." % len(mt)]
-    out += gate_lines(cmp)
+    out += gate_lines(cmp, gate)
     out += _remote_lines(cmp)
     if references:
         out.append("")
@@ -336,7 +338,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
     return "\n".join(_wrap_long(out, width)) + "\n"
 
 
-# Row notes that the tags column stands for (osmeter.flags kinds).
+# Row notes that the tags column stands for (osmeter.analysis.flags kinds).
 FLAG_NOTES = (flags.DISTURBED, flags.IMPRECISE, flags.INCOMPLETE, flags.UNRELIABLE)
 
 
@@ -370,34 +372,9 @@ def _remote_lines(cmp) -> list[str]:
     return against.remote_lines(cmp)
 
 
-def gate_lines(cmp) -> list[str]:
-    g = cmp.gate
-    if g is None:
-        return []
-    out = ["", "Regression gate: slower than %r by more than %g%%? %s (alpha %.3g; fail = "
-           "slower by a one-sided test corrected over the questions, estimated beyond %g%%, pass "
-           "= the slowdown's upper bound below it, %d results judged)"
-           % (cmp.names[cmp.baseline], g.threshold_pct, g.outcome.upper(), g.alpha,
-              g.threshold_pct, sum(1 for r in g.rows if r.p_not_slower is not None))]
-    if g.note:
-        out.append("  note: " + g.note)
-    for outcome, word in (("fail", "SLOWER"), ("undecided", "UNDECIDED")):
-        for r in g.having(outcome):
-            out.append("  %s %s (%s): %s" % (word, r.label, r.run_name, r.message))
-    not_gated = g.having("not gated")
-    if not_gated:
-        out.append("  not gated: noisier than %g%%: %d result(s), e.g. %s" % (
-            g.threshold_pct, len(not_gated), "; ".join(
-                "%s (%s): %s" % (r.label, r.run_name, r.message) for r in not_gated[:3])))
-    passed = g.having("pass")
-    if passed:
-        out.append("  pass: %d result(s) shown not slower than %g%%" % (len(passed),
-                                                                      g.threshold_pct))
-    missing = g.having("not judged")
-    if missing:
-        out.append("  not judged: %d result(s), e.g. %s" % (len(missing), "; ".join(
-            "%s (%s): %s" % (r.label, r.run_name, r.message) for r in missing[:3])))
-    return out
+def gate_lines(cmp, gate) -> list[str]:
+    """The gate's section (report/gate_words.py) after a blank line; none without a gate."""
+    return [] if gate is None else [""] + gate_words.section(gate, cmp.names[cmp.baseline])
 
 
 def references_text(cmp) -> list[str]:
@@ -406,7 +383,7 @@ def references_text(cmp) -> list[str]:
 
 # ---- Markdown ---------------------------------------------------------------------------
 
-def markdown(cmp, references: bool = False) -> str:
+def markdown(cmp, references: bool = False, gate=None) -> str:
     out = ["# osmeter comparison", ""]
     out += ["- **%s**: run `%s`, started %s, suite %s%s" % (
         r.name, r.id, r.started, r.suite or "—", " (baseline)" if i == cmp.baseline else "")
@@ -425,12 +402,12 @@ def markdown(cmp, references: bool = False) -> str:
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
         out += _md_table(index_rows(cmp))
-        mt = cmpmod.mips_relative_table(cmp)
+        mt = compare.mips_relative_table(cmp)
         if mt:
             out += ["", "## MIPS-relative speed", ""]
             out += _md_table([["benchmark"] + cmp.names] +
                              [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
-    reg = gate_lines(cmp)
+    reg = gate_lines(cmp, gate)
     if reg:
         out += ["", "## Regression gate", ""] + ["    " + l for l in reg[1:]]
     remote_lines = _remote_lines(cmp)
@@ -483,7 +460,7 @@ def _num(v):
 
 # ---- JSON -------------------------------------------------------------------------------
 
-def to_dict(cmp, references: bool = False) -> dict:
+def to_dict(cmp, references: bool = False, gate=None) -> dict:
     d = {
         "format": "osmeter.comparison", "version": 1,
         "test": sig.T_NOISE_METHOD if cmp.noise is not None else sig.T_METHOD,
@@ -538,8 +515,8 @@ def to_dict(cmp, references: bool = False) -> dict:
                           "winner": cmp.runs[row.winner].id if row.winner is not None else None,
                           "loser": cmp.runs[row.loser].id if row.loser is not None else None,
                           "notes": row.notes})
-    if cmp.gate is not None:
-        d["regression_gate"] = cmp.gate.to_dict()
+    if gate is not None:
+        d["regression_gate"] = gate_words.to_dict(gate)
     penalties = against.remote_dict(cmp)
     if penalties:
         d["remote_penalties"] = penalties
@@ -552,5 +529,5 @@ def _interval(ci):
     return None if ci is None else {"low": ci.low, "high": ci.high, "level": ci.level}
 
 
-def json_text(cmp, references: bool = False) -> str:
-    return json.dumps(to_dict(cmp, references), indent=2, allow_nan=False) + "\n"
+def json_text(cmp, references: bool = False, gate=None) -> str:
+    return json.dumps(to_dict(cmp, references, gate), indent=2, allow_nan=False) + "\n"

@@ -10,8 +10,8 @@ One module per study, each with:
     view(ctx)                   its tables, figures and conclusions (view.StudyView)
 
 The published numbers themselves are osmeter/data/seed-results.toml, read by
-osmeter/references.py; a run is set next to one by osmeter/matching.py; the view's types
-are in view.py; osmeter/report/study.py renders a view as text and HTML.  Below: the
+osmeter/data/references.py; a run is set next to one by osmeter/analysis/matching.py; the
+view's types are in view.py; osmeter/report/study.py renders a view as text and HTML.  Below: the
 gathering over every study (every reference, the coverage of the published numbers, the
 runs against all of them) -- the one place that knows all the studies.
 """
@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import importlib
 
-from .. import matching
-from ..references import Derived, GraphRef, NotComparable, Published, RefValue, published_numbers
+from ..analysis import matching
+from ..data.references import (Derived, GraphRef, NotComparable, Published, RefValue,
+                               published_numbers)
 
 IDS = ("o90", "lb96", "vl03", "mg05", "cc06")
 

@@ -8,7 +8,7 @@ comparable (osmeter starts no desktop; docs/applications.md says why).
 """
 from __future__ import annotations
 
-from .. import references as refs
+from ..data import references as refs
 from . import common
 from .view import NOT_JUDGED, NOT_MEASURED, Conclusion, StudyView
 

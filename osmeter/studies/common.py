@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from .. import curves
-from .. import references as refs
+from ..analysis import curves
+from ..data import references as refs
 from .view import (BEHAVES_LIKE, BORDERLINE, NOT_JUDGED, NOT_MEASURED, Conclusion, Figure,
                    Row, Series, Table, disturbed, judge, num)
 

@@ -8,8 +8,8 @@ the conclusions restated with today's verdict.
 """
 from __future__ import annotations
 
-from .. import curves
-from .. import references as refs
+from ..analysis import curves
+from ..data import references as refs
 from . import common
 from .view import (Conclusion, Row, StudyView, Table, against, interval, judge, num,
                    ratio_interval,
@@ -154,7 +154,7 @@ NOT_COMPARABLE = [
           "loop", "a parameter: mem.read.lb96 and the custom loops use 16 bytes per "
                   "iteration and a byte tail"),
     _rule("bonnie file sizes", "a parameter: fs.bonnie.* sweep 2 MB-1 GB"),
-    _rule("bonnie invocations per file size", "a method: osmeter's repetitions (--runs)"),
+    _rule("bonnie invocations per file size", "a method: osmeter's repetitions (--repetitions)"),
     _rule("read advantage over Linux and Solaris for files in the buffer cache", BETWEEN),
     _rule("write advantage over Solaris or Linux for files smaller than 8 MB", BETWEEN),
     _rule("Linux write bandwidth relative to FreeBSD or Solaris", BETWEEN),

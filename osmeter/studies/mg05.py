@@ -6,9 +6,9 @@ programs and pthread_create) whose published shapes are set beside our curve cla
 """
 from __future__ import annotations
 
-from .. import curves
-from .. import references as refs
-from .. import significance as sig
+from ..analysis import curves
+from ..data import references as refs
+from ..stats import significance as sig
 from . import common
 from .view import Conclusion, StudyView, judge, significant, verdict_words
 

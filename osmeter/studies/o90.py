@@ -8,9 +8,9 @@ beside results that ran on a network file system (osmeter run --dir REMOTE).
 """
 from __future__ import annotations
 
-from .. import matching
-from .. import references as refs
-from .. import remote
+from ..analysis import matching
+from ..data import references as refs
+from ..analysis import remote
 from . import common
 from .view import Conclusion, Row, StudyView, Table, against, interval, judge
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import flags, matching
-from .. import references as refs
-from .. import significance as sig
-from ..numbers import number as num   # one number formatter for text and tables
+from ..analysis import flags, matching
+from ..data import references as refs
+from ..stats import significance as sig
+from ..base.numbers import number as num  # one number formatter for text and tables
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 BORDERLINE = "borderline"      # the threshold lies within the measurement's own interval

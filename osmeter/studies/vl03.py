@@ -7,8 +7,8 @@ systems as columns, our runs beside them) and restates the conclusions.
 """
 from __future__ import annotations
 
-from .. import curves
-from .. import references as refs
+from ..analysis import curves
+from ..data import references as refs
 from . import common
 from .view import Conclusion, Row, StudyView, Table, against, judge, num, ratio_interval
 
