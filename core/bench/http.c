@@ -53,6 +53,7 @@
 #include "../harness.h"
 #include "../lib/ev.h"
 #include "../servers/httpd.h"
+#include "../lib/atomics.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -163,7 +164,7 @@ static int start_server(struct om_ctx *ctx, struct server_child *sc, const char 
         close(pfd[1]);
     sc->notify_rd = pfd[0];
     uint64_t t0 = om_now_ns();
-    while (!__atomic_load_n(&sc->probe->ready, __ATOMIC_ACQUIRE)) {
+    while (!om_load(&sc->probe->ready)) {
         if (!server_alive(sc) || om_now_ns() - t0 > READY_TIMEOUT_NS)
             return om_fail(ctx, "the %s server did not start (see stderr)", mech);
         sleep_us(1000);
@@ -298,11 +299,11 @@ static int wait_quiet(struct om_ctx *ctx, struct server_child *sc, uint64_t expe
 {
     uint64_t t0 = om_now_ns();
     for (int spins = 0;; spins++) {
-        uint64_t acc = __atomic_load_n(&sc->probe->accepted, __ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&sc->probe->refused, __ATOMIC_RELAXED))
+        uint64_t acc = om_load(&sc->probe->accepted);
+        if (om_load_relaxed(&sc->probe->refused))
             return om_fail(ctx, "the server refused a connection (capacity %d)",
                            sc->probe->capacity);
-        if (acc == expect && __atomic_load_n(&sc->probe->waiting, __ATOMIC_ACQUIRE))
+        if (acc == expect && om_load(&sc->probe->waiting))
             return OM_OK;
         if (acc > expect)
             return om_fail(ctx, "the server accepted %llu connections, %llu expected",
@@ -395,7 +396,7 @@ static int timed_point(struct om_ctx *ctx, struct curve *c, int time_request, ui
         curve_refused(c, "socket");
         return OM_OK;
     }
-    __atomic_store_n(&c->sc.probe->armed, 1, __ATOMIC_RELEASE);
+    om_store(&c->sc.probe->armed, 1);
     uint64_t t0 = om_cycles();
     fd = connect_or_close(fd, &c->sc.addr, c->sc.addrlen);
     if (fd < 0) {
@@ -406,8 +407,8 @@ static int timed_point(struct om_ctx *ctx, struct curve *c, int time_request, ui
     char byte;
     if (read(c->sc.notify_rd, &byte, 1) != 1)
         return om_fail(ctx, "the server did not report the accept (it died?)");
-    uint64_t acc = __atomic_load_n(&c->sc.probe->accepted, __ATOMIC_ACQUIRE);
-    uint64_t stamp = __atomic_load_n(&c->sc.probe->accept_cycles, __ATOMIC_RELAXED);
+    uint64_t acc = om_load(&c->sc.probe->accepted);
+    uint64_t stamp = om_load_relaxed(&c->sc.probe->accept_cycles);
     if (acc != c->base + (uint64_t)c->nidle)
         return om_fail(ctx, "accept count %llu, expected %llu", (unsigned long long)acc,
                        (unsigned long long)(c->base + (uint64_t)c->nidle));
@@ -579,10 +580,10 @@ static int tp_client(struct tp_shared *sh, int me, const struct sockaddr_storage
         }
         index[c[i].fd] = i;
     }
-    __atomic_add_fetch(&sh->connected, 1, __ATOMIC_RELEASE);
+    om_add(&sh->connected, 1);
     uint64_t responses = 0, bytes = 0;
     struct ev_event evs[256];
-    while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+    while (!om_load(&sh->stop)) {
         int ne = ev_wait(ev, evs, 256, 50);
         if (ne < 0) {
             tp_error(sh, "client event wait: %s", strerror(errno));
@@ -652,8 +653,8 @@ static int tp_client(struct tp_shared *sh, int me, const struct sockaddr_storage
                 }
             }
         }
-        __atomic_store_n(&sh->slot[me].responses, responses, __ATOMIC_RELAXED);
-        __atomic_store_n(&sh->slot[me].bytes, bytes, __ATOMIC_RELAXED);
+        om_store_relaxed(&sh->slot[me].responses, responses);
+        om_store_relaxed(&sh->slot[me].bytes, bytes);
     }
     return 0;
 }
@@ -662,8 +663,8 @@ static void tp_totals(struct tp_shared *sh, int k, uint64_t *resp, uint64_t *byt
 {
     *resp = *bytes = 0;
     for (int i = 0; i < k; i++) {
-        *resp += __atomic_load_n(&sh->slot[i].responses, __ATOMIC_RELAXED);
-        *bytes += __atomic_load_n(&sh->slot[i].bytes, __ATOMIC_RELAXED);
+        *resp += om_load_relaxed(&sh->slot[i].responses);
+        *bytes += om_load_relaxed(&sh->slot[i].bytes);
     }
 }
 
@@ -690,7 +691,7 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
             _exit(tp_client(sh, started, addr, alen, n, req, size));
     }
     uint64_t t0 = om_now_ns();
-    while (rc == OM_OK && __atomic_load_n(&sh->connected, __ATOMIC_ACQUIRE) < clients) {
+    while (rc == OM_OK && om_load(&sh->connected) < clients) {
         if (sh->error[0] || om_now_ns() - t0 > READY_TIMEOUT_NS)
             rc = om_fail(ctx, "clients could not connect: %s",
                          sh->error[0] ? sh->error : "timeout");
@@ -719,7 +720,7 @@ static int tp_phase(struct om_ctx *ctx, const struct sockaddr_storage *addr, soc
     if (rc == OM_OK && total == 0)
         rc = om_fail(ctx, "no response completed in %d intervals of %lld ms", samples,
                      interval_ms);
-    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+    om_store(&sh->stop, 1);
     for (int i = 0; i < started; i++) {
         int st, killed = om_child_reap(pids[i], 5000, &st);
         if (rc == OM_OK && (killed || !WIFEXITED(st) || WEXITSTATUS(st)))

@@ -21,7 +21,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,12 @@
 /* Futexes: each system's own call to sleep on a word and wake its sleeper. */
 #ifdef __linux__
 #include <sys/syscall.h>
+#if defined(__has_include)
 #if __has_include(<linux/futex.h>)
+#define HAVE_LINUX_FUTEX_H 1
+#endif
+#endif
+#ifdef HAVE_LINUX_FUTEX_H
 #include <linux/futex.h>
 #else /* a C library without the kernel's headers (Alpine without linux-headers) */
 #define FUTEX_WAIT_PRIVATE 128 /* FUTEX_WAIT | FUTEX_PRIVATE_FLAG: the kernel's ABI, futex(2) */
@@ -41,10 +45,13 @@
 #define HAVE_FUTEX "futex(2) FUTEX_WAIT_PRIVATE / FUTEX_WAKE_PRIVATE"
 #endif
 #elif defined(__NetBSD__)
+#include <sys/param.h> /* __NetBSD_Version__ */
+#if __NetBSD_Version__ >= 1000000000
 #include <sys/futex.h> /* NetBSD 10+: Linux's operations, called through __futex */
 #include <sys/syscall.h>
 #ifdef SYS___futex
 #define HAVE_FUTEX "__futex(2) FUTEX_WAIT / FUTEX_WAKE, private"
+#endif
 #endif
 #elif defined(__OpenBSD__)
 #include <sys/futex.h>
@@ -56,6 +63,7 @@
 #endif
 
 #include "../harness.h"
+#include "../lib/atomics.h"
 
 /* ---- shared machinery ----------------------------------------------------------- */
 /* Placement: om_apply_placement() binds this process for pin=same before any thread
@@ -706,14 +714,14 @@ static int run_ctx_pipe(struct om_ctx *ctx)
 #ifdef HAVE_FUTEX
 /* word: 0 = the measuring thread's turn, 1 = the peer's turn, 2 = the peer must leave. */
 struct futex_pair {
-    _Atomic int word;
-    _Atomic uint64_t stamp; /* cycle count just before FUTEX_WAKE */
+    int word;
+    uint64_t stamp; /* cycle count just before FUTEX_WAKE */
     uint64_t wake_cycles;   /* sum over a batch: wake call -> peer running */
     struct om_fault fault;
 };
 
 /* Sleep while *addr == val (wait), or wake one sleeper: 0, or -1 with errno. */
-static long futex_call(_Atomic int *addr, int wait, int val)
+static long futex_call(int *addr, int wait, int val)
 {
 #if defined(__linux__)
     return syscall(SYS_futex, (int *)addr, wait ? FUTEX_WAIT_PRIVATE : FUTEX_WAKE_PRIVATE,
@@ -734,14 +742,14 @@ static long futex_call(_Atomic int *addr, int wait, int val)
 
 /* Sleeps while *addr == val; a change before sleeping (EAGAIN) or a signal (EINTR, and
  * OpenBSD's ECANCELED) is fine. */
-static int futex_wait(_Atomic int *addr, int val)
+static int futex_wait(int *addr, int val)
 {
     if (futex_call(addr, 1, val) < 0 && errno != EAGAIN && errno != EINTR && errno != ECANCELED)
         return errno;
     return 0;
 }
 
-static int futex_wake(_Atomic int *addr)
+static int futex_wake(int *addr)
 {
     return futex_call(addr, 0, 0) < 0 ? errno : 0;
 }
@@ -751,18 +759,18 @@ static void *futex_peer(void *arg)
     struct futex_pair *fp = arg;
     for (;;) {
         int w, rc = 0;
-        while (rc == 0 && (w = atomic_load(&fp->word)) == 0)
+        while (rc == 0 && (w = om_load(&fp->word)) == 0)
             rc = futex_wait(&fp->word, 0);
         if (rc) {
             om_record_fault(&fp->fault, rc, NULL);
-            atomic_store(&fp->word, 0);
+            om_store(&fp->word, 0);
             futex_wake(&fp->word);
             return NULL;
         }
         if (w == 2)
             return NULL;
-        fp->wake_cycles += om_cycles() - atomic_load(&fp->stamp);
-        atomic_store(&fp->word, 0);
+        fp->wake_cycles += om_cycles() - om_load(&fp->stamp);
+        om_store(&fp->word, 0);
         if ((rc = futex_wake(&fp->word))) {
             om_record_fault(&fp->fault, rc, NULL);
             return NULL;
@@ -775,10 +783,10 @@ static uint64_t loop_futex(void *arg, uint64_t n)
     struct futex_pair *fp = arg;
     int rc = 0;
     for (uint64_t i = 0; i < n && rc == 0 && !fp->fault.err; i++) {
-        atomic_store(&fp->stamp, om_cycles());
-        atomic_store(&fp->word, 1);
+        om_store(&fp->stamp, om_cycles());
+        om_store(&fp->word, 1);
         rc = futex_wake(&fp->word);
-        while (rc == 0 && atomic_load(&fp->word) == 1 && !fp->fault.err)
+        while (rc == 0 && om_load(&fp->word) == 1 && !fp->fault.err)
             rc = futex_wait(&fp->word, 1);
     }
     if (rc)
@@ -809,7 +817,7 @@ static int run_futex_wake(struct om_ctx *ctx)
                            .before = futex_batch_start, .also = {"wake_latency"},
                            .also_fn = futex_wake_latency};
     int res = om_measure_batches(ctx, loop_futex, &fp, &m);
-    atomic_store(&fp.word, 2);
+    om_store(&fp.word, 2);
     futex_wake(&fp.word);
     rc = pthread_join(peer, NULL);
     if (res == OM_OK && rc)
@@ -843,8 +851,8 @@ struct contend_shared {
     pthread_rwlock_t rwlock;
     uint64_t counter;
     long write_every; /* rwlock: every write_every-th operation writes; 0 = never */
-    _Atomic int stop;
-    _Atomic long started; /* threads past the gate; the batch_ms sleep waits for all */
+    int stop;
+    long started; /* threads past the gate; the batch_ms sleep waits for all */
     struct gate gate;
     int (*op)(struct contend_shared *s, uint64_t i);
 };
@@ -887,13 +895,13 @@ static void *contender(void *arg)
     if (gate_wait(&s->gate))
         return NULL;
     c->start = om_now_ns();
-    atomic_fetch_add(&s->started, 1);
+    om_add(&s->started, 1);
     uint64_t i = 0;
     do { /* at least one operation each, however late this thread was scheduled */
         if ((c->err = s->op(s, i)))
             break;
         i++;
-    } while (!atomic_load_explicit(&s->stop, memory_order_relaxed));
+    } while (!om_load_relaxed(&s->stop));
     c->end = om_now_ns();
     c->ops = i;
     return NULL;
@@ -935,8 +943,8 @@ static int run_contended(struct om_ctx *ctx, struct contend_shared *s, const cha
                 res = om_fail(ctx, "gate: %s", strerror(rc));
                 break;
             }
-            atomic_store(&s->stop, 0);
-            atomic_store(&s->started, 0);
+            om_store(&s->stop, 0);
+            om_store(&s->started, 0);
             for (long i = 0; i < n; i++)
                 c[i] = (struct contender){.s = s};
             long made;
@@ -958,13 +966,13 @@ static int run_contended(struct om_ctx *ctx, struct contend_shared *s, const cha
                 gate_release(&s->gate, 1);
             else {
                 /* On a loaded machine the threads may take a while to leave the gate. */
-                while (atomic_load(&s->started) < n)
+                while (om_load(&s->started) < n)
                     sched_yield();
                 struct timespec batch = {batch_ms / 1000, batch_ms % 1000 * 1000000};
                 while (nanosleep(&batch, &batch) && errno == EINTR)
                     ;
             }
-            atomic_store(&s->stop, 1);
+            om_store(&s->stop, 1);
             int rc_join = join_all(threads, n);
             gate_destroy(&s->gate);
             uint64_t first = UINT64_MAX, last = 0, ops = 0;

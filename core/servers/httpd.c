@@ -44,6 +44,7 @@
 #include "../harness.h"
 #include "../lib/ev.h"
 #include "http_internal.h"
+#include "../lib/atomics.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* SIGPIPE is ignored by the harness anyway */
@@ -212,7 +213,7 @@ static void refuse(struct server *s, int fd, int may_linger, uint64_t now)
         /* best effort: the connection is being refused anyway */
     }
     if (s->probe)
-        __atomic_add_fetch(&s->probe->refused, 1, __ATOMIC_RELAXED);
+        om_add_relaxed(&s->probe->refused, 1);
     struct conn *c = NULL;
     if (may_linger && s->refusing < MAX_REFUSING && fd < s->table &&
         fcntl(fd, F_SETFL, O_NONBLOCK) == 0 && (c = calloc(1, sizeof *c)) &&
@@ -239,7 +240,7 @@ static void finish_response(struct server *s, struct conn *c, uint64_t now)
         c->file = -1;
     }
     if (s->probe)
-        __atomic_add_fetch(&s->probe->responses, 1, __ATOMIC_RELAXED);
+        om_add_relaxed(&s->probe->responses, 1);
     if (!c->keep_alive) {
         linger(s, c, now);
         return;
@@ -466,9 +467,9 @@ static void on_accept(struct server *s, uint64_t now)
 #endif
         if (fd >= 0 && s->probe) {
             struct httpd_probe *p = s->probe;
-            __atomic_store_n(&p->accept_cycles, om_cycles(), __ATOMIC_RELAXED);
-            __atomic_add_fetch(&p->accepted, 1, __ATOMIC_RELEASE);
-            if (__atomic_exchange_n(&p->armed, 0, __ATOMIC_ACQ_REL) && s->cfg->notify_fd >= 0)
+            om_store_relaxed(&p->accept_cycles, om_cycles());
+            om_add(&p->accepted, 1);
+            if (om_exchange(&p->armed, 0) && s->cfg->notify_fd >= 0)
                 if (write(s->cfg->notify_fd, "a", 1) != 1) {
                     /* the benchmark sees no byte and fails with its own reason */
                 }
@@ -484,7 +485,7 @@ static void on_accept(struct server *s, uint64_t now)
                 int x = accept(s->lfd, NULL, NULL);
                 if (x >= 0) {
                     if (s->probe)
-                        __atomic_add_fetch(&s->probe->accepted, 1, __ATOMIC_RELEASE);
+                        om_add(&s->probe->accepted, 1);
                     refuse(s, x, 0, now); /* no lingering: the spare must come back */
                 }
                 s->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -595,7 +596,7 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
     }
     if (s.probe) {
         s.probe->capacity = s.capacity;
-        __atomic_store_n(&s.probe->ready, 1, __ATOMIC_RELEASE);
+        om_store(&s.probe->ready, 1);
     }
     if (cfg->on_ready)
         cfg->on_ready(s.capacity, cfg->on_ready_arg);
@@ -613,10 +614,10 @@ int httpd_serve(const struct httpd_config *cfg, char *err, size_t errlen)
                 timeout = left;
         }
         if (s.probe)
-            __atomic_store_n(&s.probe->waiting, 1, __ATOMIC_RELEASE);
+            om_store(&s.probe->waiting, 1);
         int n = ev_wait(s.ev, evs, EV_BATCH, timeout);
         if (s.probe)
-            __atomic_store_n(&s.probe->waiting, 0, __ATOMIC_RELEASE);
+            om_store(&s.probe->waiting, 0);
         if (n < 0) {
             snprintf(err, errlen, "%s wait: %s", cfg->mech, strerror(errno));
             rc = -1;

@@ -27,6 +27,7 @@
 
 #include "../harness.h"
 #include "../lib/sha256.h"
+#include "../lib/atomics.h"
 
 #ifndef SOCK_CLOEXEC /* macOS */
 #define SOCK_CLOEXEC 0
@@ -471,8 +472,7 @@ static int take_session(void)
 {
     pid_t none = 0;
     return !session_owner ||
-           __atomic_compare_exchange_n(session_owner, &none, getpid(), 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE);
+           om_cas(session_owner, &none, getpid());
 }
 
 /* Free the slot, if this connection holds it, before the session's last answer: a client
@@ -482,8 +482,7 @@ static void end_session(void)
 {
     pid_t me = getpid();
     if (session_owner)
-        __atomic_compare_exchange_n(session_owner, &me, 0, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE);
+        om_cas(session_owner, &me, 0);
 }
 
 static int serve_session(int ctl, const char *secret, const struct om_peer_limits *lim);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "../lib/atomics.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -38,7 +39,7 @@ static void on_evict(int sig)
     (void)sig;
     if (getpid() == listener_pid)
         return;
-    if (!evict_owner || __atomic_load_n(evict_owner, __ATOMIC_ACQUIRE) != getpid())
+    if (!evict_owner || om_load(evict_owner) != getpid())
         _exit(4);
 }
 
@@ -56,12 +57,12 @@ struct listener {
 
 static int session_running(const struct listener *l)
 {
-    return __atomic_load_n(l->owner, __ATOMIC_ACQUIRE) != 0;
+    return om_load(l->owner) != 0;
 }
 
 static int pending(const struct listener *l)
 {
-    pid_t owner = __atomic_load_n(l->owner, __ATOMIC_ACQUIRE);
+    pid_t owner = om_load(l->owner);
     int n = 0;
     for (int i = 0; i < l->n; i++)
         n += l->conn[i].pid != owner;
@@ -72,7 +73,7 @@ static int pending(const struct listener *l)
 static void forget_connection(struct listener *l, int i)
 {
     pid_t expected = l->conn[i].pid;
-    __atomic_compare_exchange_n(l->owner, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    om_cas(l->owner, &expected, 0);
     om_child_untrack(l->conn[i].pid); /* reaped already, or killed */
     l->conn[i] = l->conn[--l->n];
 }
@@ -101,7 +102,7 @@ static void reap_connections(struct listener *l)
  * longest leaves, so silent clients cannot keep a real one out. */
 static void evict_oldest(struct listener *l)
 {
-    pid_t owner = __atomic_load_n(l->owner, __ATOMIC_ACQUIRE);
+    pid_t owner = om_load(l->owner);
     int oldest = -1;
     for (int i = 0; i < l->n; i++)
         if (l->conn[i].pid != owner && (oldest < 0 || l->conn[i].started < l->conn[oldest].started))
@@ -116,7 +117,7 @@ static void evict_oldest(struct listener *l)
             forget_connection(l, oldest);
             return;
         }
-        if (__atomic_load_n(l->owner, __ATOMIC_ACQUIRE) == pid)
+        if (om_load(l->owner) == pid)
             return; /* it authenticated meanwhile and is the session now */
         usleep(1000);
     }
