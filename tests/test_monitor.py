@@ -4,6 +4,12 @@ format: kern.cp_time as the BSDs' sysctl(8) prints it, ps TIME columns as procps
 the BSDs print them)."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from osmeter.analysis import monitor
@@ -84,3 +90,38 @@ def test_the_warning_before_a_run_is_about_others_now_not_the_load_average(monke
     assert env["others_before"] == pytest.approx(0.5, abs=0.01)
     assert env["warnings"] == ["other processes used 50%% of the %d CPUs in the 1.0 s "
                                "before the run" % ncpu]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
+def test_a_far_cores_processes_here_count_as_its_own_and_its_pinning_is_not_ours(monkeypatch):
+    """osmeter run --core through a guest on this machine: the guest's qemu is not our
+    child, so without OSMETER_CORE_PIDS its CPU time is "other processes"; with it, that
+    time is the benchmark's own.  And the CPUs pinned to are the guest's, so this
+    machine is judged as a whole."""
+    monkeypatch.setattr(monitor, "_FAR_CORE", False)
+    monkeypatch.setattr(monitor, "_FAR_CORE_PIDS", [])
+    # A busy process that is not our child (its shell exits at once): a stand-in for qemu.
+    out = subprocess.run(["sh", "-c", "%s -c 'import time\nt = time.time()\nwhile "
+                          "time.time() - t < 3.0: pass' >/dev/null 2>&1 & echo $!"
+                          % sys.executable], capture_output=True, text=True, check=True)
+    pid = int(out.stdout)
+
+    def window():
+        """(our CPU seconds, the busy process's) over 0.4 s."""
+        own, its = monitor._own_cpu_seconds(), monitor._pid_cpu_seconds(pid)
+        time.sleep(0.4)
+        return monitor._own_cpu_seconds() - own, monitor._pid_cpu_seconds(pid) - its
+    try:
+        time.sleep(0.1)
+        own, its = window()
+        assert its > 0.02 and own < its / 2            # busy, and not ours yet
+        monitor.watch_far_core([pid])
+        own, its = window()
+        assert its > 0.02 and own >= its               # now counted as ours
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    seen = monitor.Interference(wall_s=1.0, cpu_busy_s={0: 0.5}, cpu_ticks={0: (0, 100)})
+    assert seen.on([0])["pinned"] is False        # the far machine's CPU 0 is not ours

@@ -136,10 +136,35 @@ def _throttle_counts() -> dict:
     return {c: core.get(c, 0) + package.get(c, 0) for c in set(core) | set(package)}
 
 
+# A core run elsewhere (osmeter run --core): the CPUs it is pinned to are that machine's,
+# not these, and the processes that run it here (a virtual machine's qemu) are the
+# benchmark's own, not others.  Set by `watch_far_core`.
+_FAR_CORE = False
+_FAR_CORE_PIDS: list[int] = []
+
+
+def watch_far_core(pids=()) -> None:
+    """The core runs through a command: judge this machine as a whole, and count the CPU
+    time of PIDS (the processes running it here, e.g. a guest's qemu) as our own."""
+    global _FAR_CORE, _FAR_CORE_PIDS
+    _FAR_CORE, _FAR_CORE_PIDS = True, [int(p) for p in pids]
+
+
+def _pid_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of one process (and its threads) from /proc; 0 where
+    it cannot be read (gone, or not Linux)."""
+    try:
+        fields = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _own_cpu_seconds():
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return (me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+            + sum(_pid_cpu_seconds(p) for p in _FAR_CORE_PIDS))
 
 
 def allowed_cpus() -> list[int]:
@@ -195,6 +220,8 @@ class Interference:
         """The counts on the CPUs a benchmark was pinned to (`cpus`), or on every CPU
         osmeter may use (None: unpinned): what `disturbances` judges, and what is
         stored with each result."""
+        if _FAR_CORE:           # pinned on the far machine: here, judge every CPU
+            cpus = None
         pinned = bool(cpus)
         cpus = sorted(cpus) if cpus else allowed_cpus()
         per_cpu = bool(self.cpu_busy_s) and all(c in self.cpu_busy_s for c in cpus)

@@ -10,6 +10,7 @@ them alike.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import secrets
 import signal
 import tempfile
@@ -95,6 +96,12 @@ def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
         base_info = sysinfo.from_core(coreproc.core_sysinfo(), build, elsewhere)
         # Where the core ran; the monitor watched this machine, not necessarily that one.
         env_before["core_command"] = elsewhere
+        # The processes that run the far core here (a guest's qemu) are the benchmark's.
+        pids = [p.strip() for p in os.environ.get("OSMETER_CORE_PIDS", "").split(",")
+                if p.strip().isdigit()]
+        monitor.watch_far_core(pids)
+        if pids:
+            env_before["core_pids_counted_as_own"] = pids
     else:
         base_info = sysinfo.collect(build)
         base_info["scratch_filesystem"] = fsinfo.describe(scratch_parent)
