@@ -18,6 +18,15 @@
 
 #include "../harness.h"
 
+/* waitid(WNOWAIT) sees a program's end without reaping it; NetBSD has it from 7.99.27
+ * (2016): before that the program is reaped at once (see run_program). */
+#if defined(__NetBSD__)
+#include <sys/param.h>
+#if __NetBSD_Version__ < 799002700
+#define OM_NO_WAITID 1
+#endif
+#endif
+
 /* POSIX has the program declare it; only glibc's <unistd.h> does (with _GNU_SOURCE). */
 extern char **environ;
 
@@ -192,12 +201,23 @@ static int run_fd(const char *path, char *const *argv, const char *cwd, int out_
 
     /* Wait for the program's end without reaping it yet: while it is a zombie its pid
      * (= the group id) cannot be reused, so killing the group below is safe. */
-    siginfo_t si;
     int wait_errno = 0;
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    pid_t got = 0;
+#ifndef OM_NO_WAITID
+    siginfo_t si;
     for (;;) {
         memset(&si, 0, sizeof si);
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0)
             break;
+#else /* reaped here: its group is killed right after, before a new process could take
+       * the number */
+    for (;;) {
+        if ((got = wait4(pid, &status, 0, &ru)) == pid)
+            break;
+#endif
         if (errno != EINTR) {
             wait_errno = errno;
             break;
@@ -210,12 +230,10 @@ static int run_fd(const char *path, char *const *argv, const char *cwd, int out_
     kill(-pid, SIGKILL); /* children it left running (sleep &) must not outlive the run */
     running_group = 0;
 
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    pid_t got;
+#ifndef OM_NO_WAITID
     while ((got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
         ;
+#endif
     if (got < 0 && !wait_errno)
         wait_errno = errno;
     om_child_untrack(pid);
