@@ -396,12 +396,19 @@ static int self_from_argv0(char self[PATH_MAX])
 }
 
 /* This program's path as the kernel knows it: Linux /proc/self/exe, FreeBSD's and
- * NetBSD's KERN_PROC_PATHNAME, macOS's _NSGetExecutablePath; -1 where the system does
- * not say (OpenBSD) or the call failed. */
+ * NetBSD's KERN_PROC_PATHNAME (before NetBSD 7 procfs's /proc/curproc/exe), macOS's
+ * _NSGetExecutablePath; -1 where the system does not say (OpenBSD) or the call failed. */
 static int self_from_system(char self[PATH_MAX])
 {
 #if defined(__linux__)
     ssize_t n = readlink("/proc/self/exe", self, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = 0;
+    return 0;
+#elif defined(__NetBSD__) && !defined(KERN_PROC_PATHNAME)
+    /* NetBSD before 7 has no KERN_PROC_PATHNAME; procfs (where mounted) links it */
+    ssize_t n = readlink("/proc/curproc/exe", self, PATH_MAX - 1);
     if (n <= 0)
         return -1;
     self[n] = 0;
