@@ -155,6 +155,8 @@ def stage_patch(a) -> str:
 # --- build.sh stages ---------------------------------------------------------------
 
 # Options for the base system: what the image needs to boot, run sshd and run the core.
+# MKMAKEMANDB=no and MKPOSTFIX=no also leave out the users of SQLite, whose amalgamation
+# the fetch could not bring (patch 02).  MKCXX=no: nothing left in the base needs C++.
 BASE_OPTIONS = ["MKX11=no", "MKGCCCMDS=no", "MKBINUTILS=no", "MKGDB=no", "MKLINT=no",
                 "MKPROFILE=no", "MKDEBUGLIB=no", "MKDEBUG=no", "MKCOMPAT=no", "MKMAN=no",
                 "MKDOC=no", "MKINFO=no", "MKHTML=no", "MKCATPAGES=no", "MKATF=no",
@@ -162,7 +164,7 @@ BASE_OPTIONS = ["MKX11=no", "MKGCCCMDS=no", "MKBINUTILS=no", "MKGDB=no", "MKLINT
                 "MKKERBEROS=no", "MKHESIOD=no", "MKSKEY=no", "MKYP=no", "MKZFS=no",
                 "MKGROFF=no", "MKLLVM=no", "MKPCC=no", "MKCTF=no", "MKSHARE=yes",
                 "MKRUMP=no", "MKMANDOC=no", "MKPAM=yes", "MKCRYPTO=yes", "MKINET6=yes",
-                "MKNLS=no", "MKTEXINFO=no"]
+                "MKNLS=no", "MKTEXINFO=no", "MKMAKEMANDB=no", "MKCXX=no"]
 
 # This machine's compiler is GCC 12; the 2013 tree's host code (tools) predates its
 # defaults: -fno-common (GCC 10) and C17 inline semantics.  build.sh hands HOST_CFLAGS
