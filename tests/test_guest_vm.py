@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -100,6 +101,8 @@ def test_a_guest_boots_and_runs_benchmarks_through_the_core_over_ssh(tmp_path, g
         how = ("python3 scripts/netbsd-build.py (hours)" if guest == "netbsd"
                else "python3 scripts/linux-guest-build.py (minutes)")
         pytest.skip("no %s guest image at %s: %s makes it" % (guest, IMAGES[guest], how))
+    if not shutil.which("qemu-system-x86_64"):
+        pytest.skip("qemu is not installed (apt-get install qemu-system-x86 qemu-utils)")
     if not CORES[guest].exists():
         pytest.skip("no core for the %s guest at %s" % (guest, CORES[guest]))
     db = tmp_path / "r.db"
