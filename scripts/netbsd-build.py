@@ -5,7 +5,9 @@
     python3 scripts/netbsd-build.py --status
 
 The source is the tree that `fetch github:fallen/NetBSD6` brings (279 MB packed, about
-1.9 GB unpacked: NetBSD-current of February 2013 with build.sh, GCC 4.5.4 and binutils).
+1.9 GB unpacked: NetBSD-current of February 2013 with build.sh, GCC 4.5.4 and binutils;
+NetBSD's own files from its first commit, the host toolchain's fixes from its newest:
+TOOLCHAIN below).
 Stages, each timed, logged to CACHE/logs/STAGE.log, and skipped once its stamp
 CACHE/stamps/STAGE exists (a stage that fails leaves no stamp; run again to resume; a
 build.sh stage resumes where make stopped, since build.sh is run with -u):
@@ -81,16 +83,7 @@ def stage_extract(a) -> str:
         raise CannotHere("no NetBSD tree at %s: bring it with the session tool "
                          "`fetch github:fallen/NetBSD6` (or give --git)" % a.git)
     src = os.path.join(a.cache, "src")
-    listing = subprocess.run(["git", "--git-dir", a.git, "ls-tree", "-r", "-z", "HEAD"],
-                             capture_output=True, check=True).stdout.split(b"\0")
-    entries = []
-    for line in listing:
-        if not line:
-            continue
-        meta, path = line.split(b"\t", 1)
-        mode, kind, sha = meta.split()
-        if kind == b"blob":
-            entries.append((mode.decode(), sha.decode(), path.decode("utf-8", "surrogateescape")))
+    entries = tree_entries(a.git)
     # Every file gets the commit's time: a checkout's times are the order it was written
     # in, and make would then regenerate files the tree ships generated (gcc's
     # gengtype-lex.c from its .l, with a flex this machine need not have).
@@ -134,6 +127,34 @@ def stage_extract(a) -> str:
                            + ", ".join(unexpected))
     return "%d files, %d left out by the fetch (missing.txt)" % (len(entries) - len(missing),
                                                                  len(missing))
+
+
+# The fetched repository is NetBSD-current of 17 February 2013 as its first commit
+# ("Initial import of NetBSD code base"), then a port to the LatticeMico32 CPU, which also
+# changed NetBSD's own kernel and libc (uvm, init_main, pool, jemalloc) and fixed the
+# toolchain for newer hosts.  The system built here is NetBSD's own: every file from the
+# first commit, except the host's toolchain (GCC, binutils, GMP/MPFR, GNU make, tools/gcc),
+# taken with those fixes from the newest commit (cross-compiler for C only).
+TOOLCHAIN = ("external/gpl3/gcc/", "external/gpl3/binutils/", "external/lgpl3/",
+             "gnu/dist/", "tools/gcc/")
+
+
+def tree_entries(git: str) -> list[tuple[str, str, str]]:
+    """(mode, blob, path) of every file to extract: NetBSD's own from the first commit,
+    the toolchain from the newest."""
+    def listing(commit):
+        out = subprocess.run(["git", "--git-dir", git, "ls-tree", "-r", "-z", commit],
+                             capture_output=True, check=True).stdout.split(b"\0")
+        for line in out:
+            if line:
+                meta, path = line.split(b"\t", 1)
+                mode, kind, sha = meta.split()
+                if kind == b"blob":
+                    yield mode.decode(), sha.decode(), path.decode("utf-8", "surrogateescape")
+    first = subprocess.run(["git", "--git-dir", git, "rev-list", "--max-parents=0", "HEAD"],
+                           capture_output=True, text=True, check=True).stdout.split()[0]
+    return ([e for e in listing(first) if not e[2].startswith(TOOLCHAIN)]
+            + [e for e in listing("HEAD") if e[2].startswith(TOOLCHAIN)])
 
 
 # --- patch -----------------------------------------------------------------------
