@@ -141,8 +141,8 @@ def test_against_reads_borderline_within_the_interval_and_states_the_margin():
 
 
 def test_bytes_per_instruction_on_the_stand_in_is_borderline_not_reproduced():
-    # 1.2 bytes per integer operation against a threshold of 1.0 on a stand-in right to an
-    # order of magnitude: the old verdict was "not reproduced".
+    # 1.2 bytes per integer operation against a threshold of 1.0 on a stand-in right to
+    # within 3×: the old verdict was "not reproduced".
     run = drawn_run(1)
     cpu = next(r for r in run.results if r.bench == "cpu.integer")
     bcopy = next(r for r in run.results if r.bench == "mem.bcopy" and r.metric == "uncached")
@@ -150,7 +150,7 @@ def test_bytes_per_instruction_on_the_stand_in_is_borderline_not_reproduced():
     c = conclusion(views(drawn_run(1, scale={("mem.bcopy", "uncached"): f}))["o90"],
                    "Memory bandwidth")
     assert c.verdict == sv.BORDERLINE
-    assert "1.0" in c.rule and "order of magnitude" in c.rule and "above" in c.margin
+    assert "1.0" in c.rule and "within 3×" in c.rule and "above" in c.margin
 
 
 def test_every_judged_conclusion_states_its_rule():
@@ -166,9 +166,9 @@ def test_two_system_contrast_names_the_side_it_behaves_like():
     v = views(drawn_run(1))
     c = conclusion(v["mg05"], "Process creation and termination")
     assert c.verdict.startswith("behaves like") or c.verdict == sv.BORDERLINE
-    assert c.verdict != sv.REPRODUCED
+    assert c.verdict != sv.HOLDS
     t = conclusion(v["mg05"], "Thread creation")
-    assert t.verdict != sv.REPRODUCED
+    assert t.verdict != sv.HOLDS
 
 
 def test_grows_linearly_does_not_accept_constant():
@@ -178,7 +178,7 @@ def test_grows_linearly_does_not_accept_constant():
     c = conclusion(studies.build("mg05", ctx.cmp), "Socket creation and bind grow linearly")
     socket = ctx.curve(0, "scale.socket", "socket")
     if socket["class"] == curves.CONSTANT and 0.8 < socket["growth"] < 1.25:
-        assert c.verdict == sv.NOT_REPRODUCED                # the old: reproduced
+        assert c.verdict == sv.DOES_NOT_HOLD                # the old: reproduced
 
 
 def test_read_steps_need_l1_and_l2_apart():
@@ -190,7 +190,7 @@ def test_read_steps_need_l1_and_l2_apart():
     run.results = [r for r in run.results if not (r.bench == "mem.read" and
                                                    r.metric == "bandwidth.plateau.L1")]
     c = conclusion(views(run)["lb96"], "Read bandwidth falls in steps")
-    assert c.verdict == sv.NOT_REPRODUCED and "L1 and L2 are not two plateaus" in c.evidence
+    assert c.verdict == sv.DOES_NOT_HOLD and "L1 and L2 are not two plateaus" in c.evidence
 
 
 # ---- D11, D4 -----------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def test_von_leitner_competing_download_is_in_the_view_and_says_it_is_not_rate_l
 def test_lai_baker_ethernet_is_judged_and_nfs_mab_has_a_section():
     v = views(drawn_run(1))["lb96"]
     c = conclusion(v, "100 Mbit/s Ethernet")
-    assert c.verdict == sv.NOT_REPRODUCED and "100" in c.rule     # loopback moves Gbit/s
+    assert c.verdict == sv.DOES_NOT_HOLD and "100" in c.rule     # loopback moves Gbit/s
     nfs = next(s for s in v.sections if getattr(s, "id", "") == "§10")
     assert any("local file system" in n or "did not run" in n for n in nfs.notes)
     lb = studies.get("lb96")

@@ -69,7 +69,8 @@ UB_NOTE = {"ub.ctx": "ub.ctx's index is on UnixBench 5's scale (4.1.0's index ha
 def _counterpart(table: str, row: dict):
     bench = row["bench"]
     if bench.startswith("ub."):
-        return (bench, "index", None, "index", "higher", False,
+        # ub.ctx's scale is UnixBench 5's, not the study's: related, not like for like.
+        return (bench, "index", None, "index", "higher", bench in UB_NOTE,
                 UB_NOTE.get(bench, "UnixBench 4.1.0's index (George = 10)"))
     return ROWS.get((table, bench, row.get("instances")))
 
@@ -89,7 +90,8 @@ def references() -> list[refs.RefValue]:
                         STUDY, name.split(":")[0], system, MACHINE, bench, metric, x,
                         "%s (%s)" % (row["label"], row["bench"]), float(v), unit, better,
                         key=refs.table_key(REPORT, name, row["label"], system),
-                        related=related, note=note))
+                        related=related, note=note,
+                        x_unit="instances" if row.get("instances") else "bytes"))
     return out
 
 

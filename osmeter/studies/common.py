@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 from ..analysis import curves
+from ..analysis.results import too_short
 from ..data import references as refs
 from .view import (BEHAVES_LIKE, BORDERLINE, NOT_JUDGED, NOT_MEASURED, Conclusion, Figure,
-                   Row, Series, Table, disturbed, judge, num)
+                   Row, Series, Table, judge, num)
 
 GROWING = (curves.LOG, curves.LINEAR, curves.WORSE)
 NOT_CONSTANT = "not O(1)"
@@ -148,12 +149,21 @@ def mapping_note(label: str, ref) -> str:
 def ours_cell(ctx, i: int, ref, notes: list[str]):
     """A run's value for a reference, or None with the reason added to the notes once."""
     m = ctx.match(i, ref)
+    if m.value is not None and m.result is not None and too_short(m.result):
+        line = "%s %s: %s" % (SHORT_MARK, ctx.names[i], m.result.extra.get("too_short") or
+                              "too short to time alone")
+        if line not in notes:
+            notes.append(line)
+        return "%s %s" % (num(m.value), SHORT_MARK)
     if m.value is not None:
         return m.value
     line = "%s: %s" % (ctx.names[i], m.detail)
     if line not in notes:
         notes.append(line)
     return None
+
+
+SHORT_MARK = "‡"      # a value of ours the core flagged too short to time alone
 
 
 def winner(cells: list, better: str) -> str | None:
@@ -300,11 +310,11 @@ def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Concl
                                          curves.describe(c, res[0].x_name, res[0].unit)))
                 outcomes.append(_class_check(c, expect, resampled_classes(res)))
     benches = ", ".join(sorted({b for b, _, _ in checks}))
-    rule = "%s; reproduced where every curve is %s" % (CLASS_RULE, " / ".join(
+    rule = "%s; holds where every curve is %s" % (CLASS_RULE, " / ".join(
         "%s: %s" % (b, " or ".join(sorted(e))) for b, _, e in checks))
     return Conclusion(claim, source, judge(outcomes), ("; ".join(ev) if ev else
-                      "needs %s (osmeter run --suite %s)" % (benches, suite))
-                      + disturbed_note(used), rule, _growths(ctx, checks))
+                      "needs %s (osmeter run --suite %s)" % (benches, suite)),
+                      rule, _growths(ctx, checks), rests_on=used)
 
 
 def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
@@ -342,9 +352,8 @@ def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
         verdict = "%s %s" % (BEHAVES_LIKE, found[0])
     benches = ", ".join(sorted({b for b, _ in checks}))
     return Conclusion(claim, source, verdict, ("; ".join(ev) if ev else
-                      "needs %s (osmeter run --suite %s)" % (benches, suite))
-                      + disturbed_note(used), rule,
-                      _growths(ctx, [(b, m, ()) for b, m in checks]))
+                      "needs %s (osmeter run --suite %s)" % (benches, suite)), rule,
+                      _growths(ctx, [(b, m, ()) for b, m in checks]), rests_on=used)
 
 
 def _growths(ctx, checks) -> str:
@@ -355,9 +364,3 @@ def _growths(ctx, checks) -> str:
                 out.append("%s %s grows %s× over its range (cut: %g×)" % (
                     ctx.names[i], bench, num(c["growth"]), curves.MIN_GROWTH))
     return "; ".join(out)
-
-
-def disturbed_note(results) -> str:
-    """A sentence naming the results a verdict rests on that their run flagged disturbed."""
-    d = disturbed(results)
-    return " [rests on results the run flagged disturbed: %s]" % ", ".join(d) if d else ""

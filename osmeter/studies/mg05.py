@@ -53,7 +53,7 @@ def references() -> list[refs.RefValue]:
                     STUDY, name, system, MACHINE, row["bench"], _metric(name, row), None,
                     row["label"], float(v), "us", "lower",
                     key=refs.table_key(REPORT, name, row["label"], system),
-                    note=PER_SWITCH if ctx else ""))
+                    related=ctx, note=PER_SWITCH if ctx else ""))
     return out
 
 
@@ -106,6 +106,10 @@ def _table(ctx, name: str):
     table = common.columns_table(ctx, name, "%s: %s" % (name, t["caption"]),
                                  "%s; %s" % (t["unit"], MACHINE), t["columns"], rows,
                                  [t["notes"]] if t.get("notes") else [])
+    for row, src in zip(table.rows, t["rows"]):     # as printed: '954 660', not 954660
+        for k, raw in enumerate(src.get("raw", [])):
+            if isinstance(row.cells[k], refs.Printed):
+                row.cells[k].text = raw
     return table
 
 
@@ -127,12 +131,12 @@ def _static_vs_dynamic(ctx) -> Conclusion:
         "dynamically linked ones (fork 63 vs 146 µs, exec 96 vs 463 µs on NetBSD)",
         "Table 1", judge(faster),
         ("; ".join(ev) if ev else "needs proc.{fork,exit,exec}.{static,dynamic} (osmeter run "
-         "--suite mg05)") + common.disturbed_note(used),
-        "reproduced where static is significantly faster than dynamic for fork, exit and "
+         "--suite mg05)"),
+        "holds where static is significantly faster than dynamic for fork, exit and "
         "exec, by the comparison's Welch t on the repetitions' log medians (alpha %g); not "
-        "reproduced where one is the same within +-%g%% or slower; not judged where the "
+        "holds where one is the same within +-%g%% or slower; not judged where the "
         "repetitions cannot tell" % (ctx.cmp.alpha, 100 * sig.MARGIN),
-        "; ".join(ev))
+        "; ".join(ev), rests_on=used)
 
 
 def view(ctx) -> StudyView:
