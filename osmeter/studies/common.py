@@ -7,6 +7,7 @@ import random
 from ..analysis import curves
 from ..analysis.results import too_short
 from ..data import references as refs
+from . import across
 from .view import (BEHAVES_LIKE, BORDERLINE, NOT_JUDGED, NOT_MEASURED, Conclusion, Figure,
                    Row, Series, Table, judge, num)
 
@@ -319,10 +320,13 @@ def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Concl
 
 def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
                    suite: str) -> Conclusion:
-    """A two-system contrast ("O(1) on NetBSD, O(n) on FreeBSD"): today's system is not
-    'reproduced' by matching one side; the verdict names the side it behaves like.
-    checks = [(bench, metric)]; sides = {system: the classes it showed}."""
-    ev, found, used = [], [], []
+    """A two-system contrast ("O(1) on NetBSD, O(n) on FreeBSD"), checks = [(bench,
+    metric)], sides = {system: the classes it showed}.  Over two or more systems' runs it
+    is judged as the paper judged it: each paper's system played by a run (across.roles),
+    holds where each run shows its side's classes.  One system is not 'reproduced' by
+    matching one side: the verdict names the side it behaves like."""
+    who = across.roles(ctx, list(sides))
+    ev, found, used, per_side = [], [], [], []
     for bench, metric in checks:
         for i, c, res in _curves(ctx, bench, metric):
             used += res
@@ -330,18 +334,28 @@ def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
             if cls in (None, curves.INSUFFICIENT):
                 ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
                 found.append(None)
+                per_side.append(None)
                 continue
             ev.append("%s %s: %s" % (ctx.names[i], bench,
                                      curves.describe(c, res[0].x_name, res[0].unit)))
             others = resampled_classes(res)
+            per_side += [_class_check(c, sides[s], others) for s, j in (who or {}).items()
+                         if j == i]
             like = [s for s, classes in sides.items()
                     if _class_check(c, classes, others) is True]
             edge = any(_class_check(c, classes, others) == BORDERLINE
                        for classes in sides.values())
             found.append(BORDERLINE if edge else like[0] if len(like) == 1 else
                          "neither (%s)" % cls if not like else None)
-    rule = "%s; the side whose class today's curve shows: %s" % (CLASS_RULE, "; ".join(
-        "%s %s" % (s, " or ".join(sorted(c))) for s, c in sides.items()))
+    classes = "; ".join("%s %s" % (s, " or ".join(sorted(c))) for s, c in sides.items())
+    if who and len(who) > 1:
+        return Conclusion(claim, source, judge(per_side), across.cast(ctx, who) + ". " + (
+            "; ".join(ev) if ev else "needs %s (osmeter run --suite %s)" % (
+                ", ".join(sorted({b for b, _ in checks})), suite)),
+            "%s; across systems, holds where the run playing each paper's system shows its "
+            "class: %s" % (CLASS_RULE, classes),
+            _growths(ctx, [(b, m, ()) for b, m in checks]), rests_on=used)
+    rule = "%s; the side whose class today's curve shows: %s" % (CLASS_RULE, classes)
     if not found:
         verdict = NOT_MEASURED
     elif None in found:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..analysis import curves
 from ..data import references as refs
 from ..stats import significance as sig
-from . import common
+from . import across, common
 from .view import Conclusion, StudyView, judge, significant, verdict_words
 
 ID, REPORT, STUDY = "mg05", "mcgarry2005", "MG05"
@@ -165,6 +165,11 @@ def view(ctx) -> StudyView:
             ctx, "Thread creation is O(1) on FreeBSD; NetBSD's grows beyond 250 threads",
             "Figure 9", [("thread.create", "create")],
             {"FreeBSD 5.3": {curves.CONSTANT}, "NetBSD 2.0": set(common.GROWING)}, ID),
+        across.conclusion(
+            "NetBSD 2.0 has closed the performance gap and surpassed FreeBSD 5.3 in the "
+            "areas investigated (Tables 1-3)", "Conclusions",
+            across.ranking(ctx, ["NetBSD 2.0", "FreeBSD 5.3"], references()),
+            "over the rows of Tables 1-3, " + across.SURPASS_RULE),
     ]
     return StudyView(ID, TITLE, "G. McGarry, 3 January 2005", common.setup(REPORT), ctx.names,
                      sections, conclusions, common.missing(REPORT))
