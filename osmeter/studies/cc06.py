@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..data import references as refs
 from . import across, common
-from .view import NOT_JUDGED, NOT_MEASURED, Conclusion, StudyView
+from .view import NOT_MEASURED, Conclusion, StudyView
 
 ID, REPORT, STUDY = "cc06", "camacho2006", "CC06"
 TITLE = "Camacho 2006: Benchmarking Unix Operating Systems"
