@@ -196,11 +196,11 @@ CASES = [
      two(every(0.5))),
     ("cc06", "Linux's system call is an order", None, two({("syscall.getpid", "latency"): 10}),
      two({("syscall.getpid", "latency"): 1.5})),
-    ("cc06", "TEST WINNER: Gentoo", None, two(every(2)), two(every(0.5))),
+    ("cc06", "Subjective tests: GNU/Linux", None, two(every(2)), two(every(0.5))),
     # sys-a's kernel is Linux: it plays Linux, the test's loser; sys-b plays NetBSD.
     ("cc06", "VFS: NetBSD 3.0", None, two(every(0.5)), two(every(2))),
-    ("cc06", "TEST WINNER: Linux 2.6 clearly", None, two(every(2)), two(every(0.5))),
-    ("cc06", "TEST WINNER: NetBSD", None, two(every(2)), two(every(0.5))),
+    ("cc06", "Performance tests: Linux 2.6", None, two(every(2)), two(every(0.5))),
+    ("cc06", "Latency tests: NetBSD", None, two(every(2)), two(every(0.5))),
     ("cc06", "Overall: Linux 2.6, NetBSD 3.0", None, two(every(2)), two(every(0.5))),
 ]
 

@@ -226,6 +226,9 @@ def nobody_best(ctx, refs_: list):
         return None, "no row ran on two systems", "", []
     best = [i for i in range(n) if not lost[i] and len(beat[i]) == n - 1]
     o = False if best else True if all(lost) else UNDECIDED
+    if 2 * len(lines) < len(refs_) * n * (n - 1) // 2:
+        o = UNDECIDED                   # fewer than half the rows ran on both
+        lines.append("fewer than half of the %d rows ran on both systems" % len(refs_))
     margin = "; ".join("%s loses %d row%s" % (ctx.names[i], lost[i], "" if lost[i] == 1
                                               else "s") for i in range(n))
     return o, "; ".join(lines), margin, used

@@ -157,14 +157,14 @@ ORDER_OF_MAGNITUDE = 10 ** 0.5
 GETPID = across.row("syscall.getpid", "latency", None, "getpid", "ns", "lower")
 # Each test's winner and loser as printed, and the overall order (Conclusions).
 WINNERS = [
-    (T1, "Linux 2.6.16", "OpenBSD 3.9", "TEST WINNER: Gentoo and Debian GNU/Linux; TEST "
-     "LOSER: OpenBSD"),
+    (T1, "Linux 2.6.16", "OpenBSD 3.9", "Subjective tests: GNU/Linux (Gentoo, Debian) is the "
+     "winner, OpenBSD the loser"),
     (T2, "NetBSD 3.0", "Linux 2.6.16", "VFS: NetBSD 3.0 with UFS2 shows the best results at "
      "almost every level, surpassing GNU/Linux (ext3, the test's loser) in most cases"),
-    (T3, "Linux 2.6.16", "FreeBSD 6.1", "TEST WINNER: Linux 2.6 clearly; TEST LOSER: FreeBSD "
-     "and NetBSD almost at the same level"),
-    (T4, "NetBSD 3.0", "FreeBSD 6.1", "TEST WINNER: NetBSD; TEST LOSER: FreeBSD, the clear "
-     "loser"),
+    (T3, "Linux 2.6.16", "FreeBSD 6.1", "Performance tests: Linux 2.6 clearly the winner; "
+     "FreeBSD and NetBSD the losers, almost at the same level"),
+    (T4, "NetBSD 3.0", "FreeBSD 6.1", "Latency tests: NetBSD the winner (OpenBSD and Linux "
+     "close); FreeBSD the clear loser"),
 ]
 RANKING = ["Linux 2.6.16", "NetBSD 3.0", "OpenBSD 3.9", "FreeBSD 6.1"]
 

@@ -595,7 +595,8 @@ def _across(ctx) -> list[Conclusion]:
             "area", "Abstract, §12", across.nobody_best(ctx, MICRO_ROWS),
             "over the microbenchmark rows (%s) of every pair of runs, %s; holds where "
             "every system loses at least one row, does not hold where one loses none and "
-            "wins a row against every other" % (", ".join(r.quantity for r in MICRO_ROWS),
+            "wins a row against every other; undecided where fewer than half the rows ran "
+            "on both" % (", ".join(r.quantity for r in MICRO_ROWS),
                                                 across.ROW_RULE)),
         across.conclusion(
             "Despite the differences on the microbenchmarks, the systems' overall "
