@@ -153,13 +153,14 @@ def verdict(outcome) -> str:
     return judge([] if outcome is None else [None if outcome == UNDECIDED else outcome])
 
 
-def conclusion(claim: str, source: str, judged, rule: str, alone: str = "") -> Conclusion:
+def conclusion(claim: str, source: str, judged, rule: str, alone: str = "",
+               alone_used=()) -> Conclusion:
     """A cross-system conclusion from (outcome, evidence, margin, results), or, where there
     are not two systems (judged None), undecided with what it needs and what the one
-    system shows (`alone`)."""
+    system shows (`alone`, from the results `alone_used`)."""
     if judged is None:
         return Conclusion(claim, source, NOT_JUDGED, (alone + "; " if alone else "")
-                          + NEEDS_TWO, rule)
+                          + NEEDS_TWO, rule, rests_on=list(alone_used))
     o, ev, margin, used = judged
     return Conclusion(claim, source, verdict(o), ev, rule, margin, rests_on=used)
 

@@ -203,7 +203,8 @@ def _syscall(ctx) -> Conclusion:
                           "needs syscall.getpid (osmeter run --suite cc06)", rule)
     return across.conclusion(claim, "Test 4 (*)", across.pair_ratio_claim(
         ctx, [LINUX, BSD], GETPID, ORDER_OF_MAGNITUDE,
-        "the BSD's role over Linux's"), rule, "; ".join(ev) + why)
+        "the BSD's role over Linux's"), rule, "; ".join(ev) + why,
+        [ctx.result(i, "syscall.getpid", "latency") for i in range(len(ctx.runs))])
 
 
 def _ranking(ctx) -> Conclusion:
