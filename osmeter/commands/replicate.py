@@ -23,11 +23,16 @@ from .common import EXIT_INTERRUPTED, fail, load_runs
 
 REPETITIONS = 5
 OUTPUT = "replication.html"
-# Not measured at rest by us: the one measurement is issue 41's (--runs 3 on a busy
-# 2-vCPU VM: the run estimated 20m14s at its start and took 26m51s to 31 minutes).
-TIME = ("time: the run prints its estimate at the start (a machine at rest); issue 41 "
-        "measured --runs 3 on a busy 2-vCPU VM: estimated 20m14s, took 27-31 minutes; 5 "
-        "repetitions take longer (not measured)")
+# Not measured at rest by us.  The estimates are the run's own (running/eta.py): from the
+# catalogue's declared durations on a host that has run nothing, about 59 minutes for 5
+# repetitions and 35 for 3 (computed 2026-11-28); from the host's own timings once it has
+# run.  The one measurement is issue 41's: --runs 3 on a busy 2-vCPU VM, estimated 20m14s
+# at its start, took 26m51s (31 minutes with the report).
+TIME = ("time: the run prints its estimate at its start, for a machine at rest: from the "
+        "catalogue's declared durations about 59 minutes for 5 repetitions (35 for 3) on "
+        "a host that has run nothing yet, from this host's own timings after; measured "
+        "only busy (issue 41: --runs 3 on a 2-vCPU VM, estimated 20m14s, took 27-31 "
+        "minutes)")
 
 
 def register(subparsers) -> None:
@@ -40,8 +45,8 @@ def register(subparsers) -> None:
                     "figures with this machine beside the published systems.  The terminal "
                     "prints the summary.  With --systems, judge the papers' cross-system "
                     "claims on stored runs of two or more systems.  The default (5 "
-                    "repetitions, the studies' sizes) is the cheapest run that decides every "
-                    "conclusion.  " + TIME[0].upper() + TIME[1:] + ".")
+                    "repetitions, the studies' sizes) is the cheapest choice of --runs and "
+                    "sizes that decides every conclusion.  " + TIME[0].upper() + TIME[1:] + ".")
     s.add_argument("--repetitions", "--runs", dest="runs", type=int, default=REPETITIONS,
                    metavar="N", help="repetitions of each benchmark (--runs: the same; "
                    "default %(default)s: what the verdicts' tests need to decide)")
