@@ -13,7 +13,7 @@ from ..data import references as refs
 from ..analysis import remote
 from . import common
 from .view import (Conclusion, Row, StudyView, Table, against, interval, judge,
-                   ratio_interval)
+                   product_interval, ratio_interval)
 
 ID, REPORT, STUDY = "o90", "ousterhout1990", "O90"
 TITLE = "Ousterhout 1990: Why aren't operating systems getting faster as fast as hardware?"
@@ -329,9 +329,14 @@ def _conclusions(ctx) -> list[Conclusion]:
     # 1. OS speed has not kept up with hardware.
     ev, below, margins = [], [], []
     used = [r for i in range(len(ctx.runs)) for r in _mips_results(ctx, i)]
-    for mt in mips_tables(ctx.runs, ctx.cpu):
+    for k, mt in enumerate(mips_tables(ctx.runs, ctx.cpu)):
         for name, _, _, mrel in mt.ours:
-            o, m = against(mrel, None, None, 1.0, True, slack=STAND_IN_SLACK)
+            cpu, *ops = _mips_results(ctx, next(i for i, run in enumerate(ctx.runs)
+                                                if run.name == name))
+            op = ops[k]
+            lo, hi = product_interval(mrel, *(([], [op, cpu]) if op.better == "lower"
+                                              else ([op], [cpu])))
+            o, m = against(mrel, lo, hi, 1.0, True, slack=STAND_IN_SLACK)
             ev.append("%s %s %s %.2g" % (name, mt.table, mt.quantity.split(",")[0], mrel))
             below.append(o)
             margins.append("%s %s: %s" % (name, mt.table, m))
@@ -352,7 +357,8 @@ def _conclusions(ctx) -> list[Conclusion]:
         if r is not None and r.median and ctx.cpu[i]:
             used += [r, ctx.result(i, "cpu.integer", "rate")]
             b = bytes_per_instruction(r.median, ctx.cpu[i])
-            o, m = against(b, None, None, 1.0, True, "bytes per operation", STAND_IN_SLACK)
+            lo, hi = product_interval(b, [r], [ctx.result(i, "cpu.integer", "rate")])
+            o, m = against(b, lo, hi, 1.0, True, "bytes per operation", STAND_IN_SLACK)
             ev.append("%s: %.2g bytes per integer operation (uncached bcopy / cpu.integer)"
                       % (ctx.names[i], b))
             outcomes.append(o)

@@ -72,6 +72,22 @@ def interval(result) -> tuple:
     return s.get("ci_low"), s.get("ci_high"), s.get("ci_level")
 
 
+def product_interval(value: float, num=(), den=()) -> tuple:
+    """The interval of a value proportional to the results in `num` and inversely to
+    those in `den` (a MIPS-relative speed: 1 / (time x cpu rate)): each result's interval
+    carried over as a factor, at least the level of the lowest of them; (None, None)
+    where one has none."""
+    lo = hi = value
+    for r, inverse in [(r, False) for r in num] + [(r, True) for r in den]:
+        rlo, rhi, _ = interval(r)
+        if None in (rlo, rhi) or not r.median or rlo <= 0:
+            return None, None
+        f_lo, f_hi = (r.median / rhi, r.median / rlo) if inverse else \
+            (rlo / r.median, rhi / r.median)
+        lo, hi = lo * f_lo, hi * f_hi
+    return lo, hi
+
+
 def ratio_interval(a, b) -> tuple:
     """The interval of a/b from the intervals of a and b: [a_lo/b_hi, a_hi/b_lo] -- at
     least the level of the lower of the two (both hold with that probability or more)."""
