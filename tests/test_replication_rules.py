@@ -244,3 +244,18 @@ def test_every_conclusion_has_a_case():
     for sid in studies.IDS:
         for c in studies.build(sid, compare.compare([run])).conclusions:
             assert any(s == sid and w in c.claim for s, w, *_ in CASES), (sid, c.claim)
+
+
+def test_runs_whose_kernels_differ_play_the_papers_systems_of_their_family():
+    """The NetBSD and Linux guests: the NetBSD run plays NetBSD whatever the order given."""
+    from osmeter.studies import across
+    linux, netbsd = quiet_run("linux-guest"), quiet_run("netbsd-guest")
+    netbsd.sysinfo = dict(netbsd.sysinfo, kernel={"name": "NetBSD", "release": "6.99.16"})
+    ctx = sv.Ctx(compare.compare([linux, netbsd]))
+    who = across.roles(ctx, ["NetBSD 2.0", "FreeBSD 5.3"])
+    assert who == {"NetBSD 2.0": 1, "FreeBSD 5.3": 0}
+    assert "netbsd-guest (NetBSD 6.99.16) as NetBSD 2.0;" in across.cast(ctx, who)
+    assert "as FreeBSD 5.3 (by order)" in across.cast(ctx, who)
+    bsd = "a BSD (FreeBSD 6.1, NetBSD 3.0)"
+    assert across.roles(ctx, [bsd, "Linux 2.6"]) == {bsd: 1, "Linux 2.6": 0}
+    assert across.roles(sv.Ctx(compare.compare([linux])), ["NetBSD 2.0", "FreeBSD 5.3"]) is None
