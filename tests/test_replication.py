@@ -460,3 +460,18 @@ def test_pairings_say_related_where_their_note_says_so_and_units_are_right():
     row = next(r for r in t3.rows if r.label == "1 thread creation time")
     assert isinstance(row.cells[-1], str) and common.SHORT_MARK in row.cells[-1]
     assert any(n.startswith(common.SHORT_MARK) and "too short" in n for n in t3.notes)
+
+
+def test_every_conclusion_on_disturbed_results_says_so():
+    run = drawn_run(1)
+    for r in run.results:
+        r.warnings = [{"kind": "disturbed", "reason": "cpu", "text": "other processes"}]
+    said = 0
+    for sid, v in views(run).items():
+        for c in v.conclusions:
+            if [r for r in c.rests_on if r is not None]:
+                assert "flagged disturbed" in c.evidence, (sid, c.claim)
+                said += 1
+            elif c.verdict not in (sv.NOT_MEASURED, sv.NOT_JUDGED):
+                raise AssertionError("judged on nothing: %s %s" % (sid, c.claim))
+    assert said >= 20
