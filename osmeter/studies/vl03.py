@@ -286,6 +286,12 @@ def view(ctx) -> StudyView:
         common.class_claim(ctx, "Cleaning up a process (kill + wait) is not O(1), even on Linux 2.6",
                "[Oct 23 2003] fork cleanup graph",
                [("scale.exit.dynamic", "exit", set(common.GROWING))], ID),
+        common.contrast_claim(
+            ctx, "Linux 2.6 is the clear winner, scaling O(1) in every respect; OpenBSD the "
+            "clear loser, its fork and mmap growing with the count", "Conclusion (mmap), "
+            "fork graph", [("scale.fork.dynamic", "fork"), ("scale.mmap", "mmap")],
+            {"Linux 2.6.0-test7": {curves.CONSTANT}, "OpenBSD 3.4-CURRENT":
+             set(common.GROWING)}, ID),
     ]
     return StudyView(ID, TITLE, "F. von Leitner, October-November 2003", common.setup(REPORT),
                      ctx.names, sections, conclusions, common.missing(REPORT))
