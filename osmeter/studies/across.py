@@ -197,7 +197,7 @@ SURPASS_RULE = ("row by row, %s; holds where the first system wins more rows tha
 
 def row(bench: str, metric: str, x, label: str, unit: str, better: str):
     """A quantity to set two systems' runs against each other where no published number
-    names it (a RefValue with no value: ctx.match finds it in a run)."""
+    names it: a RefValue with no value, which a run is matched against."""
     from ..data.references import RefValue
     return RefValue("", "", "", "", bench, metric, x, label, 0.0, unit, better)
 
