@@ -17,6 +17,7 @@ from osmeter.analysis import matching
 from osmeter.data import references as refs
 from osmeter.analysis import compare
 from osmeter import studies
+from osmeter.studies import view as sv
 from osmeter.data.store import Store
 from clirun import osmeter
 
@@ -135,8 +136,8 @@ def test_study_view_as_text_and_json(study_runs, sid):
         assert " ".join(sec.title.split()) in flat
     assert "Conclusions, with today's verdict" in text
     for c in view.conclusions:
-        assert c.verdict in ("reproduced", "not reproduced", "borderline", "not judged",
-                             "not measured") or c.verdict.startswith("behaves like ")
+        assert c.verdict in (sv.HOLDS, sv.DOES_NOT_HOLD, sv.BORDERLINE, sv.NOT_JUDGED,
+                             sv.NOT_MEASURED) or c.verdict.startswith("behaves like ")
         # A conclusion whose benchmarks ran is judged, or says why it cannot be.
         assert c.evidence
     d = json.loads(osmeter("compare", sid + "-smoke", "--study", sid, "--json", db=db,

@@ -180,6 +180,7 @@ class RefValue:
     remote: bool | None = None          # a remote (True) / local (False) configuration
     note: str = ""                      # what to know when reading it
     stands_for: str = ""                # a stand-in: what of the paper's our metric stands for
+    x_unit: str = "bytes"               # what x counts (Camacho's XMMS rows: instances)
 
     @property
     def mapping(self) -> str:
@@ -208,6 +209,8 @@ class RefValue:
         if self.x == "largest":
             return "the largest size of the sweep"
         x = float(self.x)
+        if self.x_unit != "bytes":
+            return "%g %s" % (x, self.x_unit)
         for unit, f in (("MB", 1 << 20), ("KB", 1 << 10)):
             if x >= f and x % f == 0:
                 return "%g %s" % (x / f, unit)

@@ -17,9 +17,6 @@ from ..studies import view as sv
 from . import study
 from .html import Page, document, write_page
 
-WORDS = {sv.REPRODUCED: "still holds", sv.NOT_REPRODUCED: "no longer holds",
-         sv.BORDERLINE: "borderline", sv.NOT_JUDGED: "not judged",
-         sv.NOT_MEASURED: "not measured"}
 
 
 def _year(view) -> int:
@@ -42,32 +39,44 @@ def span_words(views, runs) -> str:
     return "%d–%d years" % (ages[0], ages[-1]) if ages else "years"
 
 
-def word(verdict: str) -> str:
-    """A verdict as the summary says it: 'still holds', 'behaves like NetBSD 2.0', ..."""
-    return WORDS.get(verdict, verdict)
-
-
 def counts(views) -> dict:
     out: dict = {}
     for v in views:
         for c in v.conclusions:
-            k = word(c.verdict)
-            k = "behaves like one side" if k.startswith(sv.BEHAVES_LIKE) else k
+            k = "behaves like one side" if c.verdict.startswith(sv.BEHAVES_LIKE) else c.verdict
             out[k] = out.get(k, 0) + 1
     return out
+
+
+def too_few_repetitions(views, runs) -> str:
+    """The warning the report opens with when the verdicts rest on fewer repetitions than
+    they need, else ''."""
+    reps = sorted({sv.repetitions(r) for v in views for c in v.conclusions
+                   for r in c.rests_on if r is not None} - {0})
+    if not reps or reps[0] >= sv.REPETITIONS_NEEDED:
+        return ""
+    return ("Warning: these verdicts rest on as few as %d repetitions; they need %d (the rank "
+            "test cannot decide a difference below 5 a side, and a %d-repetition interval "
+            "has a lower level than 93.8%%): run osmeter replicate --runs %d" % (
+                reps[0], sv.REPETITIONS_NEEDED, reps[0], sv.REPETITIONS_NEEDED))
 
 
 def summary_lines(views, runs) -> list[str]:
     """The summary as terminal lines: per paper, each conclusion with today's verdict."""
     out = ["What still holds after %s (%s)" % (span_words(views, runs), ", ".join(
         r.label or r.id for r in runs))]
+    warning = too_few_repetitions(views, runs)
+    if warning:
+        out.append(warning)
     out.append("  " + "; ".join("%s: %d" % kv for kv in sorted(counts(views).items())))
     for v in views:
         out += ["", "%s (%d)" % (v.title.split(":")[0], _year(v))]
         for c in v.conclusions:
-            out.append("  %-26s %s" % (word(c.verdict), _short(c.claim)))
+            out.append("  %-26s %s" % (c.verdict, _short(c.claim)))
             if c.margin:
                 out.append("  %-26s margin: %s" % ("", _short(c.margin, 130)))
+            if c.basis:
+                out.append("  %-26s rests on: %s" % ("", c.basis))
     return out
 
 
@@ -87,23 +96,26 @@ def _short(s: str, n: int = 110) -> str:
 def _summary_html(page: Page, views, runs) -> None:
     page.add('<h2 id="summary">What still holds after %s</h2>' % escape(span_words(views, runs)))
     page.add('<p class="note">Each conclusion of the five papers, restated with today\'s '
-             'verdict on %s: <b>still holds</b> (reproduced by the rule shown), <b>no longer '
-             'holds</b>, <b>borderline</b> (the threshold lies within the measurement\'s own '
-             'interval), <b>behaves like</b> one side of a two-system contrast, <b>not '
-             'judged</b> (too few repetitions or sizes, or a contrast one machine cannot '
-             'judge), <b>not measured</b>. Counts: %s.</p>' % (
+             'verdict on %s: <b>holds</b> (by the rule shown, at the level shown), <b>does '
+             'not hold</b>, <b>undecided: on the edge</b> (the threshold lies within the '
+             'measurement\'s own interval), <b>undecided: cannot tell</b> (too few '
+             'repetitions, sizes or systems), <b>behaves like</b> one side of a two-system '
+             'contrast (one system), <b>not measured</b>. Counts: %s.</p>' % (
                  escape(", ".join(r.label or r.id for r in runs)),
                  escape("; ".join("%s %d" % kv for kv in sorted(counts(views).items())))))
     for v in views:
         rows = ['<tr><td class="wrap">%s</td><td style="min-width:5em">%s</td>'
-                '<td class="%s" style="min-width:7em">%s</td><td class="wrap">%s</td></tr>' % (
+                '<td class="%s" style="min-width:7em">%s</td><td class="wrap">%s</td>'
+                '<td class="wrap">%s</td></tr>' % (
                     escape(c.claim), escape(c.source),
-                    study.VERDICT_CLASS.get(c.verdict, "unclear"), escape(word(c.verdict)),
-                    escape(_first(c.margin) or c.rule or c.evidence)) for c in v.conclusions]
+                    study.VERDICT_CLASS.get(c.verdict, "unclear"), escape(c.verdict),
+                    escape(_first(c.margin) or c.rule or c.evidence), escape(c.basis))
+                for c in v.conclusions]
         page.add('<h3><a href="#study-%s">%s</a> (%d)</h3>' % (
             escape(v.id), escape(v.title), _year(v)))
         page.add('<div class="scroll"><table class="conclusions"><thead><tr><th>the paper '
-                 'concluded</th><th>where</th><th>today</th><th>margin (or rule)</th></tr>'
+                 'concluded</th><th>where</th><th>today</th><th>margin (or rule)</th>'
+                 '<th>rests on</th></tr>'
                  '</thead><tbody>%s</tbody></table></div>' % "".join(rows))
 
 
@@ -115,6 +127,9 @@ def render(views, runs, title: str = "osmeter replication") -> tuple[str, list]:
                  escape(", ".join(r.label or r.id for r in runs)),
                  "".join(', <a href="#study-%s">%s</a>' % (escape(v.id), escape(
                      v.title.split(":")[0])) for v in views)))
+    warning = too_few_repetitions(views, runs)
+    if warning:
+        page.add('<p class="warning"><b>%s</b></p>' % escape(warning))
     _summary_html(page, views, runs)
     for v in views:
         study.html(v, page)

@@ -12,7 +12,7 @@ from .grid import align as _align, markdown_table as _md_table
 from ..data import references as refs
 from ..base.numbers import number as fmt
 
-VERDICT_CLASS = {"reproduced": "better", "not reproduced": "worse"}
+VERDICT_CLASS = {"holds": "better", "does not hold": "worse"}
 
 
 def band_words(f) -> str:
@@ -76,6 +76,8 @@ def text(view, markdown: bool = False) -> str:
             out.append("  rule: " + c.rule)
         if c.margin:
             out.append("  margin: " + c.margin)
+        if c.basis:
+            out.append("  rests on: " + c.basis)
     return "\n".join(out) + "\n"
 
 
@@ -92,7 +94,8 @@ def to_dict(view) -> dict:
                          for s in f.series], "verdict": f.verdict, "missing": f.missing}
     return {"study": view.id, "title": view.title, "runs": view.runs,
             "sections": [table(s) if hasattr(s, "rows") else figure(s) for s in view.sections],
-            "conclusions": [c.__dict__ for c in view.conclusions], "lost": view.missing}
+            "conclusions": [{k: v for k, v in c.__dict__.items() if k != "rests_on"}
+                            for c in view.conclusions], "lost": view.missing}
 
 
 def json_text(view) -> str:
@@ -159,11 +162,12 @@ def html(view, page) -> None:
             "<li>%s</li>" % escape(m) for m in view.missing))
     page.add('<h3 id="%s-conclusions">Conclusions, with today\'s verdict</h3>' % sid)
     rows = ['<tr><td class="wrap">%s</td><td>%s</td><td class="%s">%s</td>'
-            '<td class="wrap">%s%s%s</td></tr>' % (
+            '<td class="wrap">%s%s%s%s</td></tr>' % (
                 escape(c.claim), escape(c.source), VERDICT_CLASS.get(c.verdict, "unclear"),
                 escape(c.verdict), escape(c.evidence),
                 "<br><i>rule:</i> " + escape(c.rule) if c.rule else "",
-                "<br><i>margin:</i> " + escape(c.margin) if c.margin else "")
+                "<br><i>margin:</i> " + escape(c.margin) if c.margin else "",
+                "<br><i>rests on:</i> " + escape(c.basis) if c.basis else "")
             for c in view.conclusions]
     page.add('<div class="scroll"><table class="conclusions"><thead><tr><th>the paper '
              'concluded</th><th>where</th><th>today</th><th>measured here, the rule and the '

@@ -38,8 +38,10 @@ def get(study_id: str):
 
 def build(study_id: str, cmp):
     """The study laid out with the comparison's runs beside it."""
-    from .view import Ctx
-    return get(study_id).view(Ctx(cmp))
+    from .view import Ctx, finish
+    v = get(study_id).view(Ctx(cmp))
+    v.conclusions = [finish(c) for c in v.conclusions]
+    return v
 
 
 def references() -> list[RefValue]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import random
 
 from ..analysis import curves
+from ..analysis.results import too_short
 from ..data import references as refs
+from . import across
 from .view import (BEHAVES_LIKE, BORDERLINE, NOT_JUDGED, NOT_MEASURED, Conclusion, Figure,
-                   Row, Series, Table, disturbed, judge, num)
+                   Row, Series, Table, judge, num)
 
 GROWING = (curves.LOG, curves.LINEAR, curves.WORSE)
 NOT_CONSTANT = "not O(1)"
@@ -148,12 +150,21 @@ def mapping_note(label: str, ref) -> str:
 def ours_cell(ctx, i: int, ref, notes: list[str]):
     """A run's value for a reference, or None with the reason added to the notes once."""
     m = ctx.match(i, ref)
+    if m.value is not None and m.result is not None and too_short(m.result):
+        line = "%s %s: %s" % (SHORT_MARK, ctx.names[i], m.result.extra.get("too_short") or
+                              "too short to time alone")
+        if line not in notes:
+            notes.append(line)
+        return "%s %s" % (num(m.value), SHORT_MARK)
     if m.value is not None:
         return m.value
     line = "%s: %s" % (ctx.names[i], m.detail)
     if line not in notes:
         notes.append(line)
     return None
+
+
+SHORT_MARK = "‡"      # a value of ours the core flagged too short to time alone
 
 
 def winner(cells: list, better: str) -> str | None:
@@ -300,19 +311,22 @@ def class_claim(ctx, claim: str, source: str, checks: list, suite: str) -> Concl
                                          curves.describe(c, res[0].x_name, res[0].unit)))
                 outcomes.append(_class_check(c, expect, resampled_classes(res)))
     benches = ", ".join(sorted({b for b, _, _ in checks}))
-    rule = "%s; reproduced where every curve is %s" % (CLASS_RULE, " / ".join(
+    rule = "%s; holds where every curve is %s" % (CLASS_RULE, " / ".join(
         "%s: %s" % (b, " or ".join(sorted(e))) for b, _, e in checks))
     return Conclusion(claim, source, judge(outcomes), ("; ".join(ev) if ev else
-                      "needs %s (osmeter run --suite %s)" % (benches, suite))
-                      + disturbed_note(used), rule, _growths(ctx, checks))
+                      "needs %s (osmeter run --suite %s)" % (benches, suite)),
+                      rule, _growths(ctx, checks), rests_on=used)
 
 
 def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
                    suite: str) -> Conclusion:
-    """A two-system contrast ("O(1) on NetBSD, O(n) on FreeBSD"): today's system is not
-    'reproduced' by matching one side; the verdict names the side it behaves like.
-    checks = [(bench, metric)]; sides = {system: the classes it showed}."""
-    ev, found, used = [], [], []
+    """A two-system contrast ("O(1) on NetBSD, O(n) on FreeBSD"), checks = [(bench,
+    metric)], sides = {system: the classes it showed}.  Over two or more systems' runs it
+    is judged as the paper judged it: each paper's system played by a run (across.roles),
+    holds where each run shows its side's classes.  One system is not 'reproduced' by
+    matching one side: the verdict names the side it behaves like."""
+    who = across.roles(ctx, list(sides))
+    ev, found, used, per_side = [], [], [], []
     for bench, metric in checks:
         for i, c, res in _curves(ctx, bench, metric):
             used += res
@@ -320,18 +334,28 @@ def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
             if cls in (None, curves.INSUFFICIENT):
                 ev.append("%s %s: too few points to classify" % (ctx.names[i], bench))
                 found.append(None)
+                per_side.append(None)
                 continue
             ev.append("%s %s: %s" % (ctx.names[i], bench,
                                      curves.describe(c, res[0].x_name, res[0].unit)))
             others = resampled_classes(res)
+            per_side += [_class_check(c, sides[s], others) for s, j in (who or {}).items()
+                         if j == i]
             like = [s for s, classes in sides.items()
                     if _class_check(c, classes, others) is True]
             edge = any(_class_check(c, classes, others) == BORDERLINE
                        for classes in sides.values())
             found.append(BORDERLINE if edge else like[0] if len(like) == 1 else
                          "neither (%s)" % cls if not like else None)
-    rule = "%s; the side whose class today's curve shows: %s" % (CLASS_RULE, "; ".join(
-        "%s %s" % (s, " or ".join(sorted(c))) for s, c in sides.items()))
+    classes = "; ".join("%s %s" % (s, " or ".join(sorted(c))) for s, c in sides.items())
+    if who and len(who) > 1:
+        return Conclusion(claim, source, judge(per_side), across.cast(ctx, who) + ". " + (
+            "; ".join(ev) if ev else "needs %s (osmeter run --suite %s)" % (
+                ", ".join(sorted({b for b, _ in checks})), suite)),
+            "%s; across systems, holds where the run playing each paper's system shows its "
+            "class: %s" % (CLASS_RULE, classes),
+            _growths(ctx, [(b, m, ()) for b, m in checks]), rests_on=used)
+    rule = "%s; the side whose class today's curve shows: %s" % (CLASS_RULE, classes)
     if not found:
         verdict = NOT_MEASURED
     elif None in found:
@@ -342,9 +366,8 @@ def contrast_claim(ctx, claim: str, source: str, checks: list, sides: dict,
         verdict = "%s %s" % (BEHAVES_LIKE, found[0])
     benches = ", ".join(sorted({b for b, _ in checks}))
     return Conclusion(claim, source, verdict, ("; ".join(ev) if ev else
-                      "needs %s (osmeter run --suite %s)" % (benches, suite))
-                      + disturbed_note(used), rule,
-                      _growths(ctx, [(b, m, ()) for b, m in checks]))
+                      "needs %s (osmeter run --suite %s)" % (benches, suite)), rule,
+                      _growths(ctx, [(b, m, ()) for b, m in checks]), rests_on=used)
 
 
 def _growths(ctx, checks) -> str:
@@ -355,9 +378,3 @@ def _growths(ctx, checks) -> str:
                 out.append("%s %s grows %s× over its range (cut: %g×)" % (
                     ctx.names[i], bench, num(c["growth"]), curves.MIN_GROWTH))
     return "; ".join(out)
-
-
-def disturbed_note(results) -> str:
-    """A sentence naming the results a verdict rests on that their run flagged disturbed."""
-    d = disturbed(results)
-    return " [rests on results the run flagged disturbed: %s]" % ", ".join(d) if d else ""

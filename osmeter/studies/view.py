@@ -15,27 +15,32 @@ from ..data import references as refs
 from ..stats import significance as sig
 from ..base.numbers import number as num  # one number formatter for text and tables
 
-REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
-BORDERLINE = "borderline"      # the threshold lies within the measurement's own interval
-NOT_JUDGED = "not judged"      # it ran, but too few sizes or repetitions to judge
+# One vocabulary for every verdict, in the summary and in each paper's section alike.
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
+UNDECIDED = "undecided"
+BORDERLINE = UNDECIDED + ": on the edge"       # the threshold lies within the interval
+NOT_JUDGED = UNDECIDED + ": cannot tell"       # too few sizes, repetitions or systems
 NOT_MEASURED = "not measured"  # what it needs did not run
-BEHAVES_LIKE = "behaves like"  # a two-system contrast: the side today's system is on
+BEHAVES_LIKE = "behaves like"  # a two-system contrast on one system: the side it is on
+# What a verdict needs: the rank test decides from 5 repetitions a side (with 3 it cannot
+# go below p = 0.1), and a 5-repetition interval is 93.8%.
+REPETITIONS_NEEDED = 5
 
 
 def judge(outcomes: list) -> str:
     """A conclusion's verdict from its checks: True (holds here), False (does not),
     BORDERLINE (the threshold lies within the result's interval), None (ran, but too few
-    sizes or repetitions to tell); no checks: nothing it needs ran.  "Reproduced" needs
+    sizes or repetitions to tell); no checks: nothing it needs ran.  "Holds" needs
     every check to hold: with significance tests as checks this is an intersection-union
     test, whose error stays at the tests' alpha.  One check that clearly fails decides
-    "not reproduced"; otherwise one that cannot tell, then one on the edge, holds it back."""
+    "does not hold"; otherwise one that cannot tell, then one on the edge, holds it back."""
     if not outcomes:
         return NOT_MEASURED
     if any(o is False for o in outcomes):
-        return NOT_REPRODUCED
+        return DOES_NOT_HOLD
     if any(o is None for o in outcomes):
         return NOT_JUDGED
-    return BORDERLINE if any(o == BORDERLINE for o in outcomes) else REPRODUCED
+    return BORDERLINE if any(o == BORDERLINE for o in outcomes) else HOLDS
 
 
 def against(value: float, lo, hi, threshold: float, holds_below: bool,
@@ -65,6 +70,22 @@ def interval(result) -> tuple:
     """A result's interval (lo, hi) and its level, or (None, None, None)."""
     s = (result.summary or {}) if result is not None else {}
     return s.get("ci_low"), s.get("ci_high"), s.get("ci_level")
+
+
+def product_interval(value: float, num=(), den=()) -> tuple:
+    """The interval of a value proportional to the results in `num` and inversely to
+    those in `den` (a MIPS-relative speed: 1 / (time x cpu rate)): each result's interval
+    carried over as a factor, at least the level of the lowest of them; (None, None)
+    where one has none."""
+    lo = hi = value
+    for r, inverse in [(r, False) for r in num] + [(r, True) for r in den]:
+        rlo, rhi, _ = interval(r)
+        if None in (rlo, rhi) or not r.median or rlo <= 0:
+            return None, None
+        f_lo, f_hi = (r.median / rhi, r.median / rlo) if inverse else \
+            (rlo / r.median, rhi / r.median)
+        lo, hi = lo * f_lo, hi * f_hi
+    return lo, hi
 
 
 def ratio_interval(a, b) -> tuple:
@@ -140,11 +161,41 @@ class Figure:
 class Conclusion:
     claim: str             # what the paper concluded, in its words where possible
     source: str            # where it says so
-    verdict: str           # reproduced | not reproduced | borderline | behaves like X |
-    #                        not judged | not measured
+    verdict: str           # holds | does not hold | undecided: ... | behaves like X |
+    #                        not measured
     evidence: str          # today's numbers, and why
     rule: str = ""         # what decides the verdict: the threshold or the classes
     margin: str = ""       # how far today's measurement is from the threshold
+    rests_on: list = field(default_factory=list)   # the results it was judged on
+    basis: str = ""        # the level and repetitions it rests on (finish() states it)
+
+
+def repetitions(result) -> int:
+    """How many repetitions a result rests on."""
+    reps = {s.rep for s in (result.samples or [])}
+    return len(reps) if reps else int((result.summary or {}).get("n") or 0)
+
+
+def finish(c: Conclusion) -> Conclusion:
+    """The one place a conclusion gets what every conclusion states: the interval level
+    and the repetitions of the results it rests on, and a note where their run flagged
+    any of them disturbed."""
+    used = [r for r in c.rests_on if r is not None]
+    levels = sorted({(r.summary or {}).get("ci_level") for r in used} - {None})
+    reps = sorted({repetitions(r) for r in used})
+    if used:
+        c.basis = "%s; %s" % (
+            "intervals at %s" % "/".join("%g%%" % (100 * lv if lv <= 1 else lv)
+                                         for lv in levels) if levels
+            else "no interval (too few repetitions)",
+            "%s repetition%s" % ("%d-%d" % (reps[0], reps[-1]) if reps[0] != reps[-1]
+                                 else reps[0], "" if reps == [1] else "s"))
+        if reps[0] < REPETITIONS_NEEDED and c.verdict != NOT_MEASURED:
+            c.basis += " (below the %d a verdict needs)" % REPETITIONS_NEEDED
+    d = disturbed(used)
+    if d and "flagged disturbed" not in c.evidence:
+        c.evidence += " [rests on results the run flagged disturbed: %s]" % ", ".join(d)
+    return c
 
 
 @dataclass
