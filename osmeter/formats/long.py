@@ -15,6 +15,7 @@ import csv
 import io
 import json
 
+from ..base import text
 from ..data.model import system_keys
 from . import Export, Format, not_measured_note
 
@@ -49,7 +50,7 @@ def render(runs) -> Export:
     writer.writeheader()
     n = 0
     for row in rows(runs):
-        writer.writerow(row)
+        writer.writerow(text.spreadsheet_row(row))
         n += 1
     left = ["%s%s" % ("run %s: " % run.id if len(runs) > 1 else "", note)
             for run in runs for note in not_measured_note(run)]
