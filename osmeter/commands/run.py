@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shlex
+import signal
 import socket
 import sys
 
@@ -118,8 +120,9 @@ def handle(args) -> int:
 
 def run_plan(args) -> int:
     try:
-        catalog, items, variants, opts, store, skipping, estimates = prepare(args)
-    except KeyboardInterrupt:   # from the run's start on, the runner's Stopper has Ctrl-C
+        with stops_as_ctrl_c():
+            catalog, items, variants, opts, store, skipping, estimates = prepare(args)
+    except KeyboardInterrupt:   # from the run's start on, the runner's Stopper has them
         return interrupted_early()
     kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
     try:
@@ -135,6 +138,22 @@ def run_plan(args) -> int:
               "(osmeter runs)" % ", ".join(kept.stored), file=sys.stderr)
         return EXIT_INTERRUPTED
     return summarise(args, done, kept, store)
+
+
+@contextlib.contextmanager
+def stops_as_ctrl_c():
+    """While the run is prepared, SIGTERM and a hang-up (unless ignored: nohup) stop it
+    as Ctrl-C does, with the same line."""
+    def ctrl_c(signum, frame):
+        raise KeyboardInterrupt()
+    stops = [signal.SIGTERM] + ([signal.SIGHUP] if signal.getsignal(signal.SIGHUP)
+                                != signal.SIG_IGN else [])
+    old = {sig: signal.signal(sig, ctrl_c) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def interrupted_early() -> int:

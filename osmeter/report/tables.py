@@ -200,8 +200,8 @@ def cell_results(cmp) -> list:
     return [c.result for row in cmp.rows for c in row.cells if c is not None and c.result]
 
 
-def index_rows(cmp) -> list[list[str]]:
-    rows = [["category", "metrics"] + cmp.names]
+def index_rows(cmp, names=None) -> list[list[str]]:
+    rows = [["category", "metrics"] + (names or cmp.names)]
     for cat in cmp.categories:
         if cat in cmp.index:
             rows.append([cat, str(cmp.index_counts[cat])] +
@@ -407,11 +407,11 @@ def markdown(cmp, references: bool = False, gate=None) -> str:
                                                           for r in cmp.rows_in(cat)])
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
-        out += _md_table(index_rows(cmp))
+        out += _md_table(index_rows(cmp, names))
         mt = compare.mips_relative_table(cmp)
         if mt:
             out += ["", "## MIPS-relative speed", ""]
-            out += _md_table([["benchmark"] + cmp.names] +
+            out += _md_table([["benchmark"] + names] +
                              [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
     reg = gate_lines(cmp, gate)
     if reg:

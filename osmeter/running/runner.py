@@ -39,22 +39,22 @@ class Stopper:
     """The handler of Ctrl-C, SIGTERM and SIGHUP for the whole of a run.  While the run
     starts and measures, the first of them stops it (Interrupted, once); after that, while
     the runs are finalised and stored, a signal is noted (`late`: the runs not yet
-    stored are marked interrupted, and the run ends as interrupted) without cutting the
-    storing short, but SIGTERM also goes to the store's on_sigterm (a store that waits
-    stops waiting, and the run is kept as a file)."""
+    finalised are marked interrupted, and the run ends as interrupted: never silently)
+    and goes to the store's on_signal (safekeeping.SafeStore: a store that waits stops
+    waiting, and the run is kept as a file)."""
 
     def __init__(self):
         self.measuring = True
         self.late = None
-        self.on_sigterm = None
+        self.on_signal = None
 
     def __call__(self, signum, frame):
         if self.measuring:
             self.measuring = False
             raise Interrupted()
         self.late = self.late or signum
-        if signum == signal.SIGTERM and self.on_sigterm is not None:
-            self.on_sigterm(signum, frame)
+        if self.on_signal is not None:
+            self.on_signal(signum, frame)
 
 
 class Ticker:
@@ -197,9 +197,9 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
         interrupted = True
     finally:
         stopper.measuring = False
-        # Finalising and storing are not cut short by a signal; a SIGTERM stops a wait
-        # for the store, and the run is kept as a file instead (SafeStore.on_sigterm).
-        stopper.on_sigterm = getattr(store, "on_sigterm", None)
+        # Finalising and storing are not cut short by a signal; one stops a wait for the
+        # store, and the run is kept as a file instead (SafeStore.on_signal).
+        stopper.on_signal = getattr(store, "on_signal", None)
         if ticker:
             ticker.stop()
         progress.finish()
@@ -237,6 +237,6 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
         run.environment["timing"] = timing
         if store is not None and (run.results or not interrupted):
             store.save_run(run)
-    if interrupted or stopper.late or getattr(store, "terminated", False):
+    if interrupted or stopper.late:
         raise Interrupted()
     return runs
