@@ -16,6 +16,7 @@ tmpfs mounted here and unmounted afterwards):
 from __future__ import annotations
 
 import csv
+import ctypes
 import io
 import json
 import os
@@ -98,6 +99,27 @@ def test_a_replaced_file_keeps_its_mode_and_owner(db, tmp_path, command):
         assert out.read_text() != "old" and stat.S_IMODE(st.st_mode) == 0o600, oct(st.st_mode)
         assert (st.st_uid, st.st_gid) == owner
     assert linked.is_symlink()
+
+
+def _without_chown():
+    """In the child: drop root's power to give a file away (CAP_CHOWN, from the bounding
+    set, so that the exec'd program has it no more)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(24, 0, 0, 0, 0) != 0:
+        os._exit(111)
+
+
+@pytest.mark.root
+def test_a_file_whose_owner_cannot_be_kept_is_left_as_it_was(db, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    theirs = tmp_path / "theirs"
+    theirs.write_text("theirs")
+    os.chown(theirs, 4321, 4322)
+    r = osmeter("export", "a", "-o", theirs, db=db, preexec_fn=_without_chown)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "belongs to user 4321, group 4322" in r.stderr
+    assert theirs.read_text() == "theirs" and os.stat(theirs).st_uid == 4321
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".osmeter-")]
 
 
 def test_a_fifo_without_a_reader_is_an_error_not_a_wait(db, tmp_path):

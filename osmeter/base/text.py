@@ -4,6 +4,8 @@ Python hands the undecodable bytes of arguments and paths on as lone surrogates 
 383): passed back to the system they are the same bytes again, but they cannot be stored
 (SQLite, JSON files) or printed.  What osmeter records or shows goes through `shown`, in
 which such a byte is written \\xNN; the core's output is decoded the same way (ERRORS).
+What reaches a terminal goes through `inert` (no control character, terminal escape or
+bidirectional override), and every CSV cell osmeter writes through `spreadsheet_cell`.
 """
 from __future__ import annotations
 

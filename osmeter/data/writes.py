@@ -84,8 +84,7 @@ def _replace(path: str, data: bytes) -> None:
             if old is None:
                 os.fchmod(fd, 0o666 & ~_umask())
             else:           # the file replaced keeps its owner and mode
-                if (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
-                    os.fchown(fd, old.st_uid, old.st_gid)
+                _keep_owner(fd, old)
                 os.fchmod(fd, stat.S_IMODE(old.st_mode))
         finally:
             os.close(fd)
@@ -97,6 +96,20 @@ def _replace(path: str, data: bytes) -> None:
             pass
         raise WriteError("cannot write %s: %s" % (path, e.strerror or e)) from None
     _sync_directory(directory)
+
+
+def _keep_owner(fd: int, old: os.stat_result) -> None:
+    """The new file (fd) takes the owner and group of the old one; when this process may
+    not give it them, nothing is replaced (OSError)."""
+    new = os.fstat(fd)
+    if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid):
+        return
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except PermissionError:
+        raise OSError(errno.EPERM, "it belongs to user %d, group %d, which replacing it "
+                      "would change (it is left as it was)" % (old.st_uid, old.st_gid)) \
+            from None
 
 
 def _write_in_place(path: str, data: bytes, fifo: bool = False) -> None:

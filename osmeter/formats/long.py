@@ -7,7 +7,8 @@ CPU model) and `started` puts runs on a time line.
 Several runs go into one file, so a fleet's or a comparison's samples stay together.
 Lost: summaries, intervals, warnings, notes and the rest of the system description
 (they can be recomputed or looked up by run id); skipped and failed results have no
-samples and so no rows.
+samples and so no rows.  A text cell that would start a spreadsheet formula begins with
+' (base/text.py's spreadsheet_cell, as compare --csv).
 """
 from __future__ import annotations
 
