@@ -315,4 +315,4 @@ def write_report(runs, path: str) -> None:
 
 def command_line() -> str:
     """The command as typed, recorded with the run."""
-    return text.shown(" ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:]))
+    return text.inert(" ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:]))

@@ -125,7 +125,7 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
             if problem:
                 raise PlanError(problem)
             path = os.path.abspath(d)   # passed to the core as it is; recorded as text
-            out.append(Variant(name="dir=" + text.shown(path), params={"dir": path},
+            out.append(Variant(name="dir=" + text.inert(path), params={"dir": path},
                                facts=text.shown({"dir": path,
                                                  "filesystem": fsinfo.describe(path)})))
         if not any(catalog.declares(i, "dir") for i in ids):
