@@ -7,7 +7,7 @@ keeps its mode and owner (a new one gets 0666 less the umask).  A symlink is fol
 its target, which is replaced the same way (in the target's directory; the link stays),
 so a full disk behind a link loses nothing either.  Anything else the user names is
 written to in place and never replaced: a device (-o /dev/null, /dev/full, /dev/stdout)
-or a FIFO, which must have a reader when it is opened (else it is an error, never a wait
+or a FIFO, which must have a reader within FIFO_WAIT_S (else it is an error, never a wait
 without end).  A directory or a socket is refused.  Whatever fails, down to the last
 flush and close, raises WriteError (one line); standard output goes through
 CheckedStream, so a full disk behind it is an error too, never a silent loss.
@@ -19,8 +19,12 @@ import os
 import stat
 import sys
 import tempfile
+import time
 
 from ..base.text import inert
+
+
+FIFO_WAIT_S = 5.0   # how long a FIFO named as the output may wait for its reader
 
 
 class WriteError(Exception):
@@ -115,13 +119,18 @@ def _keep_owner(fd: int, old: os.stat_result) -> None:
 def _write_in_place(path: str, data: bytes, fifo: bool = False) -> None:
     flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | (
         os.O_NONBLOCK if fifo else os.O_CREAT | os.O_TRUNC)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except OSError as e:
-        if fifo and e.errno == errno.ENXIO:
-            raise WriteError("cannot write %s: it is a FIFO that no process is reading"
-                             % path) from None
-        raise WriteError("cannot write %s: %s" % (path, e.strerror or e)) from None
+    waited = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, flags, 0o666)
+            break
+        except OSError as e:
+            if not (fifo and e.errno == errno.ENXIO):
+                raise WriteError("cannot write %s: %s" % (path, e.strerror or e)) from None
+            if time.monotonic() > waited:
+                raise WriteError("cannot write %s: it is a FIFO that no process read "
+                                 "within %g s" % (path, FIFO_WAIT_S)) from None
+            time.sleep(0.05)
     try:
         try:
             if fifo:        # a reader is there: the writes may wait for it
