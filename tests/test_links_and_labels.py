@@ -346,7 +346,7 @@ def test_show_of_an_empty_name_is_an_error(db):
 
 
 def test_show_of_a_run_without_an_end_says_so(tmp_path):
-    run = make_run("20261122-080100-0001", label="a")
+    run = make_run("20261122-080100-0001", label="a", host="h1")
     run.finished = None
     db = store_with(tmp_path / "results.sqlite", run)
     r = osmeter("show", "a", db=db, check=0)
