@@ -3,6 +3,7 @@ when actionlint is not installed: `go install github.com/rhysd/actionlint/cmd/ac
 and every step of its benchmark job that calls osmeter runs, as its shell script, on real
 runs: once as on main (the baseline kept), once as on a pull request (the gate), and the
 gate step's exit codes (pass and undecided go on, a regression fails the job)."""
+import json
 import os
 import re
 import shutil
@@ -121,8 +122,14 @@ def test_every_osmeter_step_runs_on_real_runs(tmp_path):
         "Run the suite": 0, "Exports for the trackers": 0,
         "Keep main's run as the baseline": 0}, codes
     for name in ("run.json", "run.bmf.json", "smaller.json", "bigger.json",
-                 "baseline/run.json"):
+                 "baseline/run.json", "run.redacted.json"):
         assert (main / name).stat().st_size > 0, name
+    # the artifact holds only redacted files: no host name, no kernel command line
+    full = json.loads((main / "run.json").read_text())["run"]["sysinfo"]
+    secrets = {full["hostname"], (full.get("kernel") or {}).get("cmdline")} - {None, ""}
+    assert secrets
+    for name in uploaded():
+        assert not secrets & strings(json.loads((main / name).read_text())), name
     # the pull request: main's run restored from the cache, then the gate
     (pr / "baseline").mkdir()
     shutil.copy(main / "baseline" / "run.json", pr / "baseline" / "run.json")
@@ -132,6 +139,34 @@ def test_every_osmeter_step_runs_on_real_runs(tmp_path):
     assert gate_rc == 0, out
     assert "gate: pass" in out or "gate undecided" in out
     assert (pr / "gate.xml").stat().st_size > 0 and "| " in (pr / "summary").read_text()
+
+
+def strings(value) -> set:
+    """Every string of a JSON value, keys and values."""
+    if isinstance(value, dict):
+        return set(value) | {s for v in value.values() for s in strings(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in strings(v)}
+    return {value} if isinstance(value, str) else set()
+
+
+def uploaded() -> list[str]:
+    """The files the bench job uploads as its artifact."""
+    return [line.strip() for step in workflow()["jobs"]["bench"]["steps"]
+            if "upload-artifact" in step.get("uses", "")
+            for line in step["with"]["path"].splitlines() if line.strip()]
+
+
+def test_the_gate_step_exits_2_on_a_corrupt_run_file_with_nothing_left_behind(tmp_path):
+    """A fresh workspace (no comparison.md of an earlier call): osmeter's 2 is the step's."""
+    osmeter_wrapper(tmp_path / "bin")
+    work = tmp_path / "w"
+    (work / "baseline").mkdir(parents=True)
+    exchange.write_run_file(make_run("20261122-080100-0001", seed=1), work / "baseline" / "run.json")
+    (work / "run.json").write_text("{not json")
+    rc, out = run_steps(tmp_path, work, "pull_request", only={"Gate"})["Gate"]
+    assert rc == 2 and "No such file" not in out, (rc, out)
+    assert not (work / "comparison.md").exists()
 
 
 def test_the_gate_step_fails_on_a_regression_and_on_bad_input(tmp_path):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from ..data import exchange, selection
@@ -24,15 +23,11 @@ def fail(msg: str, code: int = 2) -> int:
 
 
 # Control characters (terminal escapes, newlines) and bidirectional overrides.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def printable(msg: str) -> str:
     """msg as one line that cannot move the cursor or recolour the terminal: what the
     user typed is echoed with its escapes written \\xNN (and bytes that are not UTF-8
     too, as text.shown writes them)."""
-    return _UNPRINTABLE.sub(lambda m: "\\x%02x" % ord(m.group()) if ord(m.group()) < 256
-                            else "\\u%04x" % ord(m.group()), text.shown(msg))
+    return text.inert(msg)
 
 
 def write_page(path: str, write) -> None:
@@ -80,6 +75,9 @@ class RunSource:
 
     def load(self, ref: str) -> Run:
         """A stored run or a path to an exported file."""
+        if not ref.strip():
+            raise UsageError("an empty name names no run (a run id, a label, 'latest' or "
+                             "a results file)")
         if os.path.sep in ref or ref.endswith(".json"):
             if os.path.exists(ref):
                 return exchange.read_run_file(ref)

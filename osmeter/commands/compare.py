@@ -116,6 +116,9 @@ def handle(args) -> int:
         return fail(problem)
     runs, base = load_runs(args.runs, args.baseline, args.db, args.where)
     if len(runs) < 2 and not args.references and not args.study:
+        if len(args.runs) > 1 and runs:
+            return fail("%s name one run, %s: compare needs two different runs or more"
+                        % (" and ".join(args.runs), runs[0].id))
         return fail("compare needs two runs or more (or --references or --study to set one "
                     "run against the published studies)")
     if args.study and args.csv:

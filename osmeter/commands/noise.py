@@ -14,7 +14,7 @@ import sys
 from ..report.width import fit_lines
 from ..report import display
 from ..analysis import noise
-from ..data import writes
+from ..data import exchange, writes
 from .common import RunSource, add_where, fail, load_run_ref, open_store
 
 
@@ -75,7 +75,7 @@ def handle(args) -> int:
                 return fail("give at least two runs of the same system (or a label that "
                             "several runs share); five or more give a usable estimate")
             runs = [load_run_ref(r, args.db) for r in refs]
-            name = args.name or _common_label(runs)
+            name = exchange.check_name(args.name, "--name") or _common_label(runs)
             if not name:
                 return fail("the runs have different labels: name the profile with --name")
             profile = noise.estimate(runs, name)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shlex
+import signal
 import socket
 import sys
 
@@ -92,6 +94,9 @@ def build_plan(args, catalog: Catalog):
     """(suite, items, variants) from the run command's arguments."""
     if args.ids and args.suite:
         raise UsageError("give benchmark ids or --suite, not both")
+    if args.smoke and args.preset not in (None, "smoke"):
+        raise UsageError("--smoke is --preset smoke: give it or --preset %s, not both"
+                         % args.preset)
     args.smoke = args.smoke or args.preset == "smoke"
     command_items = user_command.plan_items(args)       # osmeter run cmd ... -- COMMAND
     named = [i for i in args.ids if i != user_command.CLI_WORD]
@@ -114,6 +119,53 @@ def handle(args) -> int:
 
 
 def run_plan(args) -> int:
+    try:
+        with stops_as_ctrl_c():
+            catalog, items, variants, opts, store, skipping, estimates = prepare(args)
+    except KeyboardInterrupt:   # from the run's start on, the runner's Stopper has them
+        return interrupted_early()
+    kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
+    try:
+        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping,
+                              estimates=estimates)
+    except runner.Interrupted:
+        if kept.problems:
+            print("osmeter: interrupted", file=sys.stderr)
+            return not_stored(kept, EXIT_INTERRUPTED)
+        if not kept.stored:
+            return interrupted_early()
+        print("osmeter: interrupted; what was measured is stored as run %s "
+              "(osmeter runs)" % ", ".join(kept.stored), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return summarise(args, done, kept, store)
+
+
+@contextlib.contextmanager
+def stops_as_ctrl_c():
+    """While the run is prepared, SIGTERM and a hang-up (unless ignored: nohup) stop it
+    as Ctrl-C does, with the same line."""
+    def ctrl_c(signum, frame):
+        raise KeyboardInterrupt()
+    stops = [signal.SIGTERM] + ([signal.SIGHUP] if signal.getsignal(signal.SIGHUP)
+                                != signal.SIG_IGN else [])
+    old = {sig: signal.signal(sig, ctrl_c) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def interrupted_early() -> int:
+    """Ctrl-C, SIGTERM or a hang-up before anything was measured: one line, whichever."""
+    print("osmeter: interrupted before anything was measured; nothing stored",
+          file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def prepare(args):
+    """Everything up to the run: the checked plan, its options, the store (writable), what
+    will skip and this machine's remembered timings."""
     catalog = Catalog()
     suite, items, variants = build_plan(args, catalog)
     plan.validate(catalog, items, variants)
@@ -163,21 +215,11 @@ def run_plan(args) -> int:
     if will_skip:
         print("\n".join(needs.summary_lines(will_skip, display.terminal_width(sys.stderr))),
               file=sys.stderr)
-    kept = safekeeping.SafeStore(store)    # a run the store refuses is kept in a file
-    try:
-        done = runner.execute(catalog, items, variants, opts, store=kept, skipping=skipping,
-                              estimates=estimates)
-    except runner.Interrupted:
-        if kept.problems:
-            print("osmeter: interrupted", file=sys.stderr)
-            return not_stored(kept, EXIT_INTERRUPTED)
-        if kept.stored:
-            print("osmeter: interrupted; what was measured is stored as run %s "
-                  "(osmeter runs)" % ", ".join(kept.stored), file=sys.stderr)
-        else:
-            print("osmeter: interrupted before anything was measured; nothing stored",
-                  file=sys.stderr)
-        return EXIT_INTERRUPTED
+    return catalog, items, variants, opts, store, skipping, estimates
+
+
+def summarise(args, done, kept, store) -> int:
+    """The runs measured and stored: their tables, --json files and --report."""
     failed = unwritten = 0
     width = display.terminal_width()
     for i, run in enumerate(done):
@@ -273,4 +315,4 @@ def write_report(runs, path: str) -> None:
 
 def command_line() -> str:
     """The command as typed, recorded with the run."""
-    return text.shown(" ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:]))
+    return text.inert(" ".join(shlex.quote(a) for a in ["osmeter"] + sys.argv[1:]))

@@ -18,7 +18,7 @@ def register(subparsers) -> None:
 
 
 def handle(args) -> int:
-    run = load_run_ref(args.run or "latest", args.db)
+    run = load_run_ref("latest" if args.run is None else args.run, args.db)
     if args.json:
         json.dump(exchange.run_to_document(run), sys.stdout, indent=1)
         print()

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import schema, writes
+from . import schema, selection, writes
 from .model import EXPORT_FORMAT, SCHEMA_VERSION, Result, Run
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "results.schema.json"
@@ -43,6 +43,27 @@ def results_schema() -> schema.Schema:
 
 def schema_id() -> str:
     return results_schema().root["$id"]
+
+
+def check_name(value: str | None, what: str) -> str | None:
+    """A name osmeter will store and show (a run's label, a noise profile's name) follows
+    the results schema's rule for names, whichever way it comes in (a document, an
+    option, a suite file): no control character, terminal escape or bidirectional
+    override, at most 1,000 characters.  Returns value; ExchangeError (one line) if not."""
+    if value is not None:
+        try:
+            results_schema().validate_as(value, "name", what)
+        except schema.SchemaError as e:
+            raise ExchangeError(str(e)) from None
+    return value
+
+
+def check_time(value: str | None, what: str) -> None:
+    """A timestamp the schema's pattern accepts must also be a day of the calendar
+    (2026-02-31 is not) whose time in UTC stays within the years 1 to 9999: the one date
+    rule, selection.parse_time's, by which --where since/until finds it."""
+    if value is not None and selection.parse_time(value) is None:
+        raise ExchangeError("%s: %s is not a date of the calendar" % (what, schema.show(value)))
 
 
 # ---- writing ------------------------------------------------------------------------
@@ -212,6 +233,8 @@ def check_document(doc) -> None:
         results_schema().validate(doc)
     except schema.SchemaError as e:
         raise ExchangeError(str(e)) from None
+    for key in ("started", "finished"):
+        check_time(doc["run"].get(key), "run." + key)
     seen: dict[tuple, int] = {}
     for i, r in enumerate(doc["results"]):
         key = (r["bench"], r["metric"], r.get("x"))

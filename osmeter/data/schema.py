@@ -145,6 +145,15 @@ class Schema:
             where = describe_path(e.path)
             raise SchemaError("%s: %s" % (where or "the document", e.message)) from None
 
+    def validate_as(self, value, definition: str, what: str) -> None:
+        """Check one value against a definition of the schema ("name" for
+        #/$defs/name): the rule a document's field follows, for a value from elsewhere
+        (a command-line option); SchemaError 'what: message'."""
+        try:
+            self._compile(self.root["$defs"][definition])(value, None)
+        except _Invalid as e:
+            raise SchemaError("%s %s" % (what, e.message)) from None
+
     def _compile(self, schema):
         """schema -> check(value, path), raising _Invalid; built once per schema object
         (a reference to a schema still being built goes through a forwarding cell)."""

@@ -7,7 +7,8 @@ CPU model) and `started` puts runs on a time line.
 Several runs go into one file, so a fleet's or a comparison's samples stay together.
 Lost: summaries, intervals, warnings, notes and the rest of the system description
 (they can be recomputed or looked up by run id); skipped and failed results have no
-samples and so no rows.
+samples and so no rows.  A text cell that would start a spreadsheet formula begins with
+' (base/text.py's spreadsheet_cell, as compare --csv).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import csv
 import io
 import json
 
+from ..base import text
 from ..data.model import system_keys
 from . import Export, Format, not_measured_note
 
@@ -49,7 +51,7 @@ def render(runs) -> Export:
     writer.writeheader()
     n = 0
     for row in rows(runs):
-        writer.writerow(row)
+        writer.writerow(text.spreadsheet_row(row))
         n += 1
     left = ["%s%s" % ("run %s: " % run.id if len(runs) > 1 else "", note)
             for run in runs for note in not_measured_note(run)]

@@ -443,7 +443,8 @@ def run_header(run: Run, width: int | None = None) -> str:
                  (si.get("kernel") or {}).get("release"), (si.get("cpu") or {}).get("model"),
                  " ".join(str(v) for v in ((si.get("libc") or {}).get("name"),
                                            (si.get("libc") or {}).get("version")) if v)),
-             "  started %s, finished %s" % (run.started, run.finished)]
+             "  started %s, %s" % (run.started, "finished %s" % run.finished
+                                      if run.finished else "no end recorded")]
     variant = si.get("variant")
     if variant:
         lines.append("  variant: %s" % ", ".join("%s=%s" % kv for kv in variant.items()

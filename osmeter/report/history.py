@@ -8,6 +8,7 @@ is osmeter/analysis/history.py; this module only draws it.
 """
 from __future__ import annotations
 
+import math
 from html import escape
 
 from ..analysis import history as hist
@@ -19,6 +20,7 @@ from .html import CSS, Page, _table, write_page
 WIDTH, HEIGHT = 620, 260
 LEFT, RIGHT, TOP, BOTTOM = 62, 14, 34, 58
 DOT, CHANGE, BAD, LEVEL = "#1f4e79", "#c0392b", "#c0392b", "#e69f00"
+NAME_CHAR_PX, NAME_GAP_PX = 6.0, 6.0     # the runs' names under the x axis
 
 
 def plot(h: hist.History, s: hist.Series) -> str:
@@ -34,10 +36,13 @@ def plot(h: hist.History, s: hist.Series) -> str:
     for t in sy.ticks():
         g.line(LEFT - 4, sy(t), WIDTH - RIGHT, sy(t), "#eee")
         g.text(LEFT - 6, sy(t) + 4, numbers.tick(t), 11, "end", fill="#444")
-    step = max(1, n // 10)
+    names = [h.names[p.run][:14] for p in s.points]
+    # every step-th run named, so that no two names overlap (a name of font size 10 is
+    # at most NAME_CHAR_PX a character wide, with a gap of NAME_GAP_PX between names)
+    step = max(1, math.ceil((NAME_CHAR_PX * max(map(len, names)) + NAME_GAP_PX)
+                            / (sx(1) - sx(0))))
     for i in range(0, n, step):
-        g.text(sx(i), HEIGHT - BOTTOM + 14, h.names[s.points[i].run][:14], 10, "middle",
-               fill="#444")
+        g.text(sx(i), HEIGHT - BOTTOM + 14, names[i], 10, "middle", fill="#444")
     g.text((LEFT + WIDTH) / 2, HEIGHT - 18, "runs, oldest first%s; whisker: the "
            "repetitions' range" % (" (log scale)" if log else ""), 11, "middle", fill="#555")
     _levels(g, s, sx, sy, div)

@@ -593,14 +593,15 @@ def write_runs(runs: list, path: str, baseline: int = 0, references: bool = Fals
 
 def write_page(path: str, text: str, figures: list[tuple[str, str]],
                figures_dir: str | None) -> list[str]:
-    """Write a page and, when figures_dir is given, each figure as an SVG file; the
-    figures' file names.  (The comparison and the fleet report alike.)"""
-    writes.write_file(path, text)
+    """Write, when figures_dir is given, each figure as an SVG file, then the page; the
+    figures' file names.  (The comparison and the fleet report alike.)  A figures
+    directory that cannot be made or written leaves no page behind."""
     if figures_dir:
         os.makedirs(figures_dir, exist_ok=True)
         for name, svg_text in figures:
             writes.write_file(os.path.join(figures_dir, name),
                               '<?xml version="1.0" encoding="UTF-8"?>\n' + svg_text + "\n")
+    writes.write_file(path, text)
     return [name for name, _ in figures]
 
 

@@ -15,10 +15,10 @@ from .. import stats
 from . import display, flag_words, gate_words
 from ..analysis import flags
 from ..analysis.results import too_short
-from ..base import numbers
+from ..base import numbers, text
 from .width import fit_lines, terminal_width
 from . import against
-from .grid import align as _align, markdown_table as _md_table
+from .grid import align as _align, markdown_table as _md_table, md_text
 
 
 def fmt(v) -> str:
@@ -151,9 +151,9 @@ def with_winners(cmp) -> bool:
                                     for r in cmp.rows)
 
 
-def _headers(cmp, tags: bool = False) -> list[str]:
+def _headers(cmp, tags: bool = False, names=None) -> list[str]:
     h = ["benchmark"]
-    for i, name in enumerate(cmp.names):
+    for i, name in enumerate(names or cmp.names):
         if i == cmp.baseline:
             h.append(name + " (baseline)")
         else:
@@ -163,7 +163,7 @@ def _headers(cmp, tags: bool = False) -> list[str]:
     return h + (["notes"] if tags else [])
 
 
-def _cells(cmp, row, common=None, tags: bool = False) -> list[str]:
+def _cells(cmp, row, common=None, tags: bool = False, names=None) -> list[str]:
     r = [row.label]
     scale = row_scale(row)
     for i, c in enumerate(row.cells):
@@ -175,8 +175,9 @@ def _cells(cmp, row, common=None, tags: bool = False) -> list[str]:
         else:
             r += [val, fmt_cell_ratio(c), verdict_text(c)]
     if len(cmp.runs) > 1 and with_winners(cmp):
-        r.append(" / ".join([cmp.names[row.winner] if row.winner is not None else "—",
-                             cmp.names[row.loser] if row.loser is not None else "—"]))
+        names = names or cmp.names
+        r.append(" / ".join([names[row.winner] if row.winner is not None else "—",
+                             names[row.loser] if row.loser is not None else "—"]))
     return r + ([row_tags(cmp, row)] if tags else [])
 
 
@@ -199,8 +200,8 @@ def cell_results(cmp) -> list:
     return [c.result for row in cmp.rows for c in row.cells if c is not None and c.result]
 
 
-def index_rows(cmp) -> list[list[str]]:
-    rows = [["category", "metrics"] + cmp.names]
+def index_rows(cmp, names=None) -> list[list[str]]:
+    rows = [["category", "metrics"] + (names or cmp.names)]
     for cat in cmp.categories:
         if cat in cmp.index:
             rows.append([cat, str(cmp.index_counts[cat])] +
@@ -384,28 +385,33 @@ def references_text(cmp) -> list[str]:
 # ---- Markdown ---------------------------------------------------------------------------
 
 def markdown(cmp, references: bool = False, gate=None) -> str:
+    """The comparison as Markdown (GitHub's): what came with the runs (labels, the
+    system description, warnings that quote them) is inert text (grid.md_text)."""
+    names = [md_text(n) for n in cmp.names]
     out = ["# osmeter comparison", ""]
     out += ["- **%s**: run `%s`, started %s, suite %s%s" % (
-        r.name, r.id, r.started, r.suite or "—", " (baseline)" if i == cmp.baseline else "")
-        for i, r in enumerate(cmp.runs)]
-    out += [""] + legend(cmp)
+        names[i], r.id, md_text(r.started), md_text(r.suite or "—"),
+        " (baseline)" if i == cmp.baseline else "") for i, r in enumerate(cmp.runs)]
+    out += [""] + [md_text(line) for line in legend(cmp)]
     if len(cmp.runs) > 1:
-        out += ["", verdict_summary(cmp)]
+        out += ["", md_text(verdict_summary(cmp))]
         out += ["", "## What differs", "", "%d metadata keys are equal." % cmp.meta_same, ""]
         if cmp.meta_diff:
-            out += _md_table([["key"] + cmp.names] + [[k] + v for k, v in cmp.meta_diff])
+            out += _md_table([["key"] + names] + [[md_text(k)] + [md_text(x) for x in v]
+                                                  for k, v in cmp.meta_diff])
     if cmp.warnings:
-        out += [""] + ["> warning: " + w for w in cmp.warnings]
+        out += [""] + ["> warning: " + md_text(w) for w in cmp.warnings]
     for cat in cmp.categories:
         out += ["", "## %s" % cat, ""]
-        out += _md_table([_headers(cmp)] + [_cells(cmp, r) for r in cmp.rows_in(cat)])
+        out += _md_table([_headers(cmp, names=names)] + [_cells(cmp, r, names=names)
+                                                          for r in cmp.rows_in(cat)])
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
-        out += _md_table(index_rows(cmp))
+        out += _md_table(index_rows(cmp, names))
         mt = compare.mips_relative_table(cmp)
         if mt:
             out += ["", "## MIPS-relative speed", ""]
-            out += _md_table([["benchmark"] + cmp.names] +
+            out += _md_table([["benchmark"] + names] +
                              [[row.label] + [fmt(v) for v in vals] for row, vals in mt])
     reg = gate_lines(cmp, gate)
     if reg:
@@ -435,7 +441,7 @@ def csv_text(cmp) -> str:
             if c is None:
                 continue
             v = c.verdict
-            w.writerow({
+            w.writerow(text.spreadsheet_row({
                 "category": row.category, "bench": row.bench, "metric": row.metric,
                 "x": "" if row.x is None else repr(row.x), "x_name": row.x_name or "",
                 "unit": row.unit, "better": row.better, "shape": row.shape,
@@ -450,7 +456,7 @@ def csv_text(cmp) -> str:
                 "verdict": v.word if v else "", "p": _num(v.p) if v else "",
                 "q": _num(v.p_adjusted) if v else "",
                 "winner": int(row.winner == i), "loser": int(row.loser == i),
-                "curve_class": c.curve_class or ""})
+                "curve_class": c.curve_class or ""}))
     return buf.getvalue()
 
 

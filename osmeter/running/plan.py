@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from . import address, coreproc
+from ..data import exchange
 from ..system import fsinfo
 from ..base import text
 from .catalog import DEFAULT_SUITE, SUITES, Catalog, CatalogError
@@ -57,6 +58,9 @@ class Options:
     max_runs: int | None = None                   # adaptive: the user's bound
     until_decided: float | None = None            # adaptive: decide a slowdown of PCT
     against: object | None = None                 # ... against this baseline Run
+
+    def __post_init__(self):
+        exchange.check_name(self.label, "--label")  # the rule import holds labels to
 
 
 def build(catalog: Catalog, named: list[str], suite: str | None = None,
@@ -121,7 +125,7 @@ def variants_for(catalog: Catalog, ids: list[str], dirs: list[str] | None,
             if problem:
                 raise PlanError(problem)
             path = os.path.abspath(d)   # passed to the core as it is; recorded as text
-            out.append(Variant(name="dir=" + text.shown(path), params={"dir": path},
+            out.append(Variant(name="dir=" + text.inert(path), params={"dir": path},
                                facts=text.shown({"dir": path,
                                                  "filesystem": fsinfo.describe(path)})))
         if not any(catalog.declares(i, "dir") for i in ids):

@@ -36,8 +36,26 @@ def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def _raise_interrupted(signum, frame):
-    raise Interrupted()
+class Stopper:
+    """The handler of Ctrl-C, SIGTERM and SIGHUP for the whole of a run.  While the run
+    starts and measures, the first of them stops it (Interrupted, once); after that, while
+    the runs are finalised and stored, a signal is noted (`late`: the runs not yet
+    finalised are marked interrupted, and the run ends as interrupted: never silently)
+    and goes to the store's on_signal (safekeeping.SafeStore: a store that waits stops
+    waiting, and the run is kept as a file)."""
+
+    def __init__(self):
+        self.measuring = True
+        self.late = None
+        self.on_signal = None
+
+    def __call__(self, signum, frame):
+        if self.measuring:
+            self.measuring = False
+            raise Interrupted()
+        self.late = self.late or signum
+        if self.on_signal is not None:
+            self.on_signal(signum, frame)
 
 
 class Ticker:
@@ -71,17 +89,17 @@ def execute(catalog: Catalog, items: list[PlanItem], variants: list[Variant], op
     'interrupted', stored, and Interrupted is raised to the caller.
     """
     # A hang-up ignored already (nohup) stays ignored: it must not stop the run.
-    stops = [signal.SIGTERM] + ([signal.SIGHUP] if signal.getsignal(signal.SIGHUP)
-                                != signal.SIG_IGN else [])
-    old_stops = {sig: signal.signal(sig, _raise_interrupted) for sig in stops}
+    stops = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if signal.getsignal(
+        signal.SIGHUP) != signal.SIG_IGN else [])
+    stopper = Stopper()
+    old_stops = {sig: signal.signal(sig, stopper) for sig in stops}
     try:
         runs, scratch_parent = _new_runs(variants, opts)
-    except BaseException:       # stopped before anything was measured
+        return _measure_and_store(catalog, items, variants, opts, store, runs,
+                                  scratch_parent, stopper, skipping, estimates)
+    finally:
         for sig, handler in old_stops.items():
             signal.signal(sig, handler)
-        raise
-    return _measure_and_store(catalog, items, variants, opts, store, runs, scratch_parent,
-                              old_stops, skipping, estimates)
 
 
 def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
@@ -111,7 +129,8 @@ def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
         if variant.facts:
             info["variant"] = variant.facts
         label = opts.label
-        if variant.name:
+        if variant.name and not (opts.label and len(variants) == 1):
+            # several variants are told apart by their names; one keeps the user's label
             label = "%s:%s" % (opts.label or "run", variant.name)
         runs.append(Run(id=new_run_id(started) + ("" if len(variants) == 1 else str(i + 1)),
                         label=label, started=started.isoformat(timespec="seconds"),
@@ -123,7 +142,7 @@ def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
 
 def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[Variant],
                        opts: Options, store, runs: list[Run], scratch_parent: str,
-                       old_stops: dict, skipping=frozenset(), estimates=None) -> list[Run]:
+                       stopper: Stopper, skipping=frozenset(), estimates=None) -> list[Run]:
     # invocations[v][bench] = list of (rep, Invocation, Interference)
     invocations = [defaultdict(list) for _ in variants]
     durations: dict[str, list[float]] = defaultdict(list)
@@ -180,19 +199,17 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                         skipped.add(item.result_id)
                     invocations[v][item.result_id].append((rep, inv, interference))
                     progress.done += 1
-    except (KeyboardInterrupt, Interrupted):
+        stopper.measuring = False       # from here on a signal is noted (Stopper)
+    except Interrupted:
         interrupted = True
     finally:
+        stopper.measuring = False
+        # Finalising and storing are not cut short by a signal; one stops a wait for the
+        # store, and the run is kept as a file instead (SafeStore.on_signal).
+        stopper.on_signal = getattr(store, "on_signal", None)
         if ticker:
             ticker.stop()
-        # Finalising and storing must not be cut short by a second Ctrl-C or hang-up; a
-        # SIGTERM stops a wait for the store, and the run is kept as a file instead
-        # (safekeeping.SafeStore.on_sigterm), or is ignored.
-        quiet = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT,
-                                                                      signal.SIGHUP)}
-        signal.signal(signal.SIGTERM, getattr(store, "on_sigterm", signal.SIG_IGN))
         progress.finish()
-    originals = {**quiet, **old_stops}
     timing = {"measuring_s": round(progress.elapsed(), 3),
               "first_estimate_s": round(progress.first_eta, 3)
               if progress.first_eta is not None else None,
@@ -208,29 +225,25 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                                               else {}))
                         for it in items if durations.get(it.result_id)}}
 
-    try:
-        finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        env_after = monitor.before_run() if not interrupted else {}
-        for run, invs in zip(runs, invocations):
-            run.results = results.build_results(catalog, items, invs,
-                                                run.environment.get("at_rest"))
-            results.derive(run)
-            if opts.until_ci:
-                adaptive.record(run, opts.until_ci, opts.max_runs, first_check)
-            if opts.until_decided:
-                adaptive.record_decided(run, opts.until_decided, opts.max_runs, opts.against,
-                                        first_check)
-            run.finished = finished
-            run.status = "interrupted" if interrupted else "complete"
-            run.environment["load_after"] = env_after.get("load_before")
-            run.environment["busy_after"] = env_after.get("busy_before")
-            run.environment["at_rest_after"] = env_after.get("at_rest")
-            run.environment["timing"] = timing
-            if store is not None and (run.results or not interrupted):
-                store.save_run(run)
-    finally:
-        for sig, handler in originals.items():
-            signal.signal(sig, handler)
-    if interrupted or getattr(store, "terminated", False):
+    finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    env_after = monitor.before_run() if not interrupted else {}
+    for run, invs in zip(runs, invocations):
+        run.results = results.build_results(catalog, items, invs,
+                                            run.environment.get("at_rest"))
+        results.derive(run)
+        if opts.until_ci:
+            adaptive.record(run, opts.until_ci, opts.max_runs, first_check)
+        if opts.until_decided:
+            adaptive.record_decided(run, opts.until_decided, opts.max_runs, opts.against,
+                                    first_check)
+        run.finished = finished
+        run.status = "interrupted" if interrupted or stopper.late else "complete"
+        run.environment["load_after"] = env_after.get("load_before")
+        run.environment["busy_after"] = env_after.get("busy_before")
+        run.environment["at_rest_after"] = env_after.get("at_rest")
+        run.environment["timing"] = timing
+        if store is not None and (run.results or not interrupted):
+            store.save_run(run)
+    if interrupted or stopper.late:
         raise Interrupted()
     return runs

@@ -7,6 +7,7 @@ later.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 
 from ..data import exchange, writes
@@ -15,7 +16,11 @@ from ..data.store import Store, StoreError
 
 
 class Terminated(Exception):
-    """SIGTERM while a run waited to be stored."""
+    """SIGTERM, Ctrl-C or a hang-up while a run waited to be stored."""
+
+
+STOPPED = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGINT: "interrupted (SIGINT)",
+           signal.SIGHUP: "hung up (SIGHUP)"}
 
 
 class SafeStore:
@@ -23,21 +28,21 @@ class SafeStore:
     refuses.  Afterwards `stored` lists the runs stored and `problems` one line per run
     that was not (where it is kept, or why it could not be).
 
-    While the runner finalises and stores its runs, on_sigterm is SIGTERM's handler: a
-    run waiting for the store (another writer holds it) stops waiting and is kept as a
-    file, and so is every run after it, at once; SIGTERM asks to stop soon, and a
-    SIGKILL may follow."""
+    While the runner finalises and stores its runs, on_signal handles SIGTERM, Ctrl-C
+    and a hang-up: a run waiting for the store (another writer holds it) stops waiting
+    and is kept as a file, and so is every run after it, at once; SIGTERM asks to stop
+    soon, and a SIGKILL may follow; Ctrl-C asks no less."""
 
     def __init__(self, store: Store):
         self.store = store
         self.location = store.location
         self.stored: list[str] = []
         self.problems: list[str] = []
-        self.terminated = False
+        self.terminated = None      # what stopped the storing, in words
         self._waiting = False
 
-    def on_sigterm(self, signum, frame) -> None:
-        self.terminated = True
+    def on_signal(self, signum, frame) -> None:
+        self.terminated = self.terminated or STOPPED.get(signum, "stopped (%d)" % signum)
         if self._waiting:
             self._waiting = False
             raise Terminated()
@@ -56,8 +61,8 @@ class SafeStore:
             if saved or self._has(run.id):  # the signal came just after the commit
                 self.stored.append(run.id)
             else:
-                self.problems.append(keep(run, "terminated (SIGTERM) before run %s was "
-                                          "stored in %s" % (run.id, self.location),
+                self.problems.append(keep(run, "%s before run %s was stored in %s"
+                                          % (self.terminated, run.id, self.location),
                                           self.store.keep_dir))
         except StoreError as e:
             self._waiting = False
