@@ -18,7 +18,9 @@ Fixed seeds: the same numbers every time.  Sections:
   6. --until-ci: coverage of the interval when the repetitions stop at the first look;
   7. with --store: A/A on the store's real runs: every pair, and the rows resampled
      (repetitions pooled over the runs, drawn 5 + 5 without replacement);
-  8. --until-decided: the gate's error rates when the repetitions stop adaptively.
+  8. --until-decided: the gate's error rates when the repetitions stop adaptively;
+  9. a 3- and 5-run history profile: a plain 3x slowdown fails the gate, A/A passes;
+ 10. '~N repetitions would tell/decide': the power each promise reaches.
 
 The test suite (tests/test_claims.py) asserts the same claims with fewer trials.
 """
@@ -273,6 +275,77 @@ def noise_profiles(trials: int) -> None:
               % (nruns, 100 * verdicts / trials, 100 * fails / trials, 100 * covered / cells))
 
 
+def hog_history(trials: int) -> None:
+    print("\n9. A 3-run history profile and a plain slowdown: 12 benchmarks, repetitions "
+          "CV 5%, runs differ by 3%; the candidate's benchmark 0 is 3x slower with CV 15% "
+          "(a CPU hog: its repetitions do not overlap the baseline's)")
+    for nruns in (3, 5):
+        rng = random.Random(10)
+        fails = aa_pass = 0
+        for _ in range(trials):
+            def mk(i, slow=1.0):
+                return run_of("r%d" % i, [point("sim.b%02d" % k, "latency", [
+                    1000 * (k + 1) * (slow if k == 0 else 1.0) * math.exp(
+                        off + rng.gauss(0, 0.15 if slow > 1 and k == 0 else 0.05))
+                    for _ in range(5)])
+                    for k, off in enumerate(rng.gauss(0, 0.03) for _ in range(12))])
+            prof = api.estimate_noise([mk(i) for i in range(nruns)], "sim")
+            fails += api.gate(api.compare([mk(10), mk(11, 3.0)], noise=prof), 10).outcome \
+                == "fail"
+            aa_pass += api.gate(api.compare([mk(10), mk(11)], noise=prof), 10).exit_code == 0
+        print("   %d-run profile: the 3x slowdown fails the gate at 10%% in %5.1f%% "
+              "(stated >= 95%%); A/A exits 0 in %5.1f%% (stated >= 95%%)"
+              % (nruns, 100 * fails / trials, 100 * aa_pass / trials))
+
+
+def promises(trials: int) -> None:
+    """Section 10: '~N repetitions would tell/decide' at its word."""
+    from osmeter.analysis import noise
+    from osmeter.stats import significance as sig
+    print("\n10. '~N repetitions would tell': N computed for the true within-run spread and "
+          "(with runs that differ) the profile in use, then N against N repetitions, "
+          "nothing different, %d comparisons (with a profile: 20 profiles of 5 runs of 5 "
+          "repetitions, each promising its own N); stated power 80%%" % trials)
+    hist_runs, hist_reps, profiles = 5, 5, 20
+    for what, cv, tau in (("same within 5%", 0.03, 0.0), ("same within 5%", 0.06, 0.0),
+                          ("gate pass at 10%", 0.03, 0.0), ("gate pass at 10%", 0.06, 0.0),
+                          ("same within 5%", 0.03, 0.005), ("gate pass at 10%", 0.03, 0.02),
+                          ("gate pass at 10%", 0.06, 0.02)):
+        rng = random.Random(11)
+        hits = done = 0
+        promised, unsized = [], 0
+        for k in range(profiles if tau else 1):
+            b = None
+            if tau:
+                b = noise.between_run_variance([
+                    [off + rng.gauss(0, cv) for _ in range(hist_reps)]
+                    for off in (rng.gauss(0, tau) for _ in range(hist_runs))]).between()
+            if what.startswith("same"):
+                n = sig.repetitions_to_decide(cv, 0.05, api.ALPHA, b)
+            else:
+                n = sig.repetitions_to_tell(10.0, cv, api.ALPHA, b)
+            if n is None:
+                unsized += 1
+                continue
+            promised.append(n)
+            for _ in range(trials // (profiles if tau else 1)):
+                ob, oo = (rng.gauss(0, tau), rng.gauss(0, tau)) if tau else (0.0, 0.0)
+                base = [1000 * math.exp(ob + rng.gauss(0, cv)) for _ in range(n)]
+                cand = [1000 * math.exp(oo + rng.gauss(0, cv)) for _ in range(n)]
+                v = api.compare_values(base, cand, "lower", between=b)
+                if what.startswith("same"):
+                    hits += v.word == "same"
+                else:
+                    hits += api.slowdown(v, 10.0, api.ALPHA).p_not_slower <= api.ALPHA
+                done += 1
+        print("   %-16s CV %d%%%s: ~%s repetitions promised%s, reached %5.1f%% (stated 80%%, "
+              "required >= 75%%)" % (
+                  what, 100 * cv, ", runs differ by %g%%" % (100 * tau) if tau else "",
+                  "%d-%d" % (min(promised), max(promised)) if tau else promised[0],
+                  " (%d profile(s) promised none)" % unsized if unsized else "",
+                  100 * hits / max(1, done)))
+
+
 # ---- 6. --until-ci ----------------------------------------------------------------------
 
 def until_ci(trials: int) -> None:
@@ -487,7 +560,7 @@ def main() -> int:
     args = ap.parse_args()
     q = args.quick
     runs = load_store(args.store) if args.store else []
-    want = set(args.section or range(1, 9))
+    want = set(args.section or range(1, 12))
     t0 = time.monotonic()
     if 1 in want:
         coverage_table(2000 if q else 20000)
@@ -499,6 +572,10 @@ def main() -> int:
         power(40 if q else 200)
     if 5 in want:
         noise_profiles(40 if q else 300)
+    if 10 in want:
+        promises(400 if q else 2000)
+    if 9 in want:
+        hog_history(40 if q else 300)
     if 6 in want:
         until_ci(500 if q else 4000)
     if 8 in want:

@@ -144,7 +144,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
                 undecided_fails=undecided_fails, gate_on=list(gate_on or []))
-    judged = []                          # (GateRow, Slowdown, between-run noise, row)
+    judged = []            # (GateRow, Slowdown, between-run noise, row, Verdict)
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
@@ -174,12 +174,16 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             between = None
             if cmp.noise is not None and base.result is not None:
                 between = cmp.noise.row(row.bench, row.metric, row.x, base.result.params)
-            judged.append((g, s, between, row))
-    _correct_slower([g for g, _, _, _ in judged], alpha)
-    for g, s, between, row in judged:
-        if g.q_slower <= alpha and s.estimate_pct > pct:
+            judged.append((g, s, between, row, v))
+    _correct_slower([g for g, *_ in judged], alpha)
+    for g, s, between, row, v in judged:
+        decided = decide_row(s, g.q_slower, pct, alpha)
+        if decided == FAIL:
             g.outcome = FAIL
-        elif s.p_not_slower <= alpha:
+            g.interval_level = fail_level(g.p_slower, g.q_slower, alpha)
+            g.slowdown_low_pct, g.slowdown_high_pct = sig.slowdown_interval(
+                v, g.interval_level)
+        elif decided == PASS:
             g.outcome = PASS
         else:
             must = gate.gate_on and any(
@@ -187,11 +191,30 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
                 for name in (row.bench, gated_name(row)))
             g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
             g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
-    outcomes = {g.outcome for g, _, _, _ in judged}
+    outcomes = {g.outcome for g, *_ in judged}
     # Nothing shown either way (every row noisier than PCT) is no pass.
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
         PASS not in outcomes else PASS
     return gate
+
+
+def decide_row(s: sig.Slowdown, q_slower: float, pct: float, alpha: float) -> str | None:
+    """The gate's rule for one row, FAIL, PASS or None (neither): fail when slower after
+    the correction over the gate's questions (q_slower <= alpha) and the estimate is
+    beyond pct; pass when "slower by pct or more" is rejected at alpha."""
+    if q_slower <= alpha and s.estimate_pct > pct:
+        return FAIL
+    if s.p_not_slower <= alpha:
+        return PASS
+    return None
+
+
+def fail_level(p_slower: float, q_slower: float, alpha: float) -> float:
+    """Two-sided level of the interval of the test that failed a row: the correction
+    rejects "not slower" at the row's own level alpha p / q (p <= that level exactly
+    when q <= alpha), so that interval's lower end is at or above 0."""
+    own = alpha * p_slower / q_slower if q_slower > 0 else alpha
+    return 1.0 - 2.0 * max(own, 1e-12)
 
 
 def _correct_slower(rows: list[GateRow], alpha: float) -> None:
