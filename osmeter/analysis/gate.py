@@ -160,7 +160,8 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             if g.not_judged is not None or v is None:
                 g.not_judged = g.not_judged or NotJudged(NO_VERDICT)
                 continue
-            s = sig.slowdown(v, pct, adaptive.pass_alpha(c.result, alpha))
+            own_alpha = adaptive.pass_alpha(c.result, alpha)
+            s = sig.slowdown(v, pct, own_alpha)
             if s is None:
                 g.not_judged = NotJudged(NO_SLOWDOWN, detail=v.detail or v.word)
                 continue
@@ -174,13 +175,14 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             between = None
             if cmp.noise is not None and base.result is not None:
                 between = cmp.noise.row(row.bench, row.metric, row.x, base.result.params)
-            judged.append((g, s, between, row, v))
-    _correct_slower([g for g, *_ in judged], alpha)
-    for g, s, between, row, v in judged:
-        decided = decide_row(s, g.q_slower, pct, alpha)
+            judged.append((g, s, between, row, v, own_alpha))
+    decisions = decide_all([((g.bench, g.run_id), s, a) for g, s, _, _, _, a in judged],
+                           pct, alpha)
+    for (g, s, between, row, v, own_alpha), (decided, q) in zip(judged, decisions):
+        g.q_slower = q
         if decided == FAIL:
             g.outcome = FAIL
-            g.interval_level = fail_level(g.p_slower, g.q_slower, alpha)
+            g.interval_level = fail_level(g.p_slower, g.q_slower, own_alpha)
             g.slowdown_low_pct, g.slowdown_high_pct = sig.slowdown_interval(
                 v, g.interval_level)
         elif decided == PASS:
@@ -196,6 +198,27 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
         PASS not in outcomes else PASS
     return gate
+
+
+def decide_all(rows: list[tuple], pct: float, alpha: float) -> list[tuple]:
+    """The gate's decision, one place for `evaluate` and `run --until-decided` (which
+    stops a benchmark as soon as this decides each of its rows).  rows: [(question (a
+    benchmark against one run), Slowdown, the row's own alpha: alpha, or for a result
+    whose repetitions stopped adaptively what its look may spend)]; returns [(FAIL,
+    PASS or None, q_slower)]: q_slower from Benjamini–Bogomolov at alpha over the
+    questions on the one-sided p-values of "slower", then `decide_row` at the row's
+    own alpha."""
+    by_question: dict = {}
+    for k, (question, s, _) in enumerate(rows):
+        by_question.setdefault(question, []).append(k)
+    fams = list(by_question.values())
+    adjusted, _ = sig.benjamini_bogomolov([[rows[k][1].p_slower for k in f] for f in fams],
+                                          alpha)
+    q = [1.0] * len(rows)
+    for f, qs in zip(fams, adjusted):
+        for k, qk in zip(f, qs):
+            q[k] = qk
+    return [(decide_row(s, q[k], pct, own), q[k]) for k, (_, s, own) in enumerate(rows)]
 
 
 def decide_row(s: sig.Slowdown, q_slower: float, pct: float, alpha: float) -> str | None:
@@ -215,19 +238,6 @@ def fail_level(p_slower: float, q_slower: float, alpha: float) -> float:
     when q <= alpha), so that interval's lower end is at or above 0."""
     own = alpha * p_slower / q_slower if q_slower > 0 else alpha
     return 1.0 - 2.0 * max(own, 1e-12)
-
-
-def _correct_slower(rows: list[GateRow], alpha: float) -> None:
-    """q_slower: Benjamini–Bogomolov at alpha over the gate's questions (a benchmark
-    against one run), on the one-sided p-values of "slower"."""
-    by_question: dict[tuple, list[GateRow]] = {}
-    for g in rows:
-        by_question.setdefault((g.bench, g.run_id), []).append(g)
-    fams = list(by_question.values())
-    adjusted, _ = sig.benjamini_bogomolov([[g.p_slower for g in f] for f in fams], alpha)
-    for f, qs in zip(fams, adjusted):
-        for g, q in zip(f, qs):
-            g.q_slower = q
 
 
 def _missing(base, c, base_name: str, name: str) -> NotJudged | None:
