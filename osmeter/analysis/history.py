@@ -49,7 +49,8 @@ SEED = 27               # every analysis shuffles the same way: the same runs, t
 OUTLIER_SIGMAS = 6.0    # a bad run: this many noise sigmas from its neighbours on both sides
 NEIGHBOURS = 3          # runs on each side a bad run is judged against
 MIN_RUNS = 4            # fewer runs: no change can be told from noise
-SHORT_RUNS = 12         # fewer runs: the permutation test cannot reach ALPHA; a t test
+SHORT_RUNS = 20         # fewer runs: a t test (a permutation test is weaker; below 12
+                        # runs it cannot reach ALPHA at all)
 REVERT_FRACTION = 0.5   # a second step undoing at least half of the first: a revert
 EITHER_BIC = 2.0        # steps and a line closer than this in BIC: the runs cannot tell
 
@@ -245,13 +246,17 @@ def _segments(y: list[float], rng: random.Random, floor: float = 0.0
     return sorted(found)
 
 
-def latest_differs(y: list[float], sigma: float) -> bool:
+def latest_differs(y: list[float], sigma: float, floor: float = 0.0) -> bool:
     """The newest run lies more than OUTLIER_SIGMAS sigma from the runs before it: a new
-    level or one bad run (no test on one run can tell which)."""
+    level or one bad run (no test on one run can tell which).  In a short series, whose
+    sigma is known poorly, its t against the others must also reach ALPHA."""
     if sigma <= 0 or len(y) < MIN_RUNS:
         return False
     before = statistics.median(y[-1 - NEIGHBOURS:-1])
-    return abs(y[-1] - before) > OUTLIER_SIGMAS * sigma
+    if abs(y[-1] - before) <= OUTLIER_SIGMAS * sigma:
+        return False
+    n = len(y)
+    return n >= SHORT_RUNS or 2.0 * t_sf(_step_t(y, n - 1, n, floor), n - 2) <= ALPHA
 
 
 def _sse(y: list[float], cuts: list[int]) -> float:
@@ -297,7 +302,7 @@ def analyse(values: list[float], seed: int = SEED,
     floor = repetition_floor(repetitions) if positive else 0.0
     sigma = max(noise_sigma(y), math.sqrt(floor))
     out = bad_runs(y, sigma) if positive else []
-    latest = latest_differs(y, sigma)
+    latest = latest_differs(y, sigma, floor)
     keep = [i for i in range(n - latest) if i not in out]
     yk = [y[i] for i in keep]
     rng = random.Random(seed)
