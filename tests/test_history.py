@@ -187,3 +187,16 @@ def test_a_series_with_zeros_is_read_on_a_linear_scale():
     assert kinds(a) == [(8, "step")] and math.isinf(a.changes[0].ratio)
     assert history.percent(a.changes[0].ratio) == "from 0"
     assert history.analyse([0.0] * 16).changes == []
+
+
+def test_a_short_steady_series_says_what_it_could_not_show_yet():
+    values = [100, 101, 99, 100, 102, 101]
+    pts = [history.Point(i, v, [v]) for i, v in enumerate(values)]
+    s = history.Series(("b", "m", None), "b m", "ns", "lower", pts, history.analyse(values))
+    h = history.History([], ["r%d" % i for i in range(6)], [s], [])
+    (said,) = history.describe(h, s)
+    assert said.startswith("steady as far as 6 runs show: a step under about")
+    long = [100.0 + (i % 3) for i in range(24)]
+    pts = [history.Point(i, v, [v]) for i, v in enumerate(long)]
+    s = history.Series(("b", "m", None), "b m", "ns", "lower", pts, history.analyse(long))
+    assert history.describe(history.History([], [""] * 24, [s], []), s) == []

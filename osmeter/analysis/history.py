@@ -53,6 +53,8 @@ SHORT_RUNS = 20         # fewer runs: a t test (a permutation test is weaker; be
                         # runs it cannot reach ALPHA at all)
 REVERT_FRACTION = 0.5   # a second step undoing at least half of the first: a revert
 EITHER_BIC = 2.0        # steps and a line closer than this in BIC: the runs cannot tell
+SHOWN_STEP = 6.0        # a short series finds, within 2-3 runs, a step this many noise
+                        # sigmas (docs/history.md: runs needed by step size and noise)
 
 
 @dataclass
@@ -422,6 +424,11 @@ def describe(h: History, s: Series) -> list[str]:
             out.append("%s %s at %s (p=%.3f)" % (percent(c.ratio), how, where, c.p))
     if a.either:
         out.append("a step or a slow drift: the runs fit both about as well")
+    if not out and not a.outliers and len(s.points) < SHORT_RUNS and a.sigma > 0:
+        out.append("steady as far as %d runs show: a step under about %s (%g x their "
+                   "noise, +-%.1f%%) needs more runs to show" % (
+                       len(s.points), percent(math.exp(SHOWN_STEP * a.sigma)).lstrip("+"),
+                       SHOWN_STEP, 100 * a.sigma))
     for i in a.outliers:
         p = s.points[i]
         near = statistics.median(q.median for q in s.points[max(0, i - NEIGHBOURS):
