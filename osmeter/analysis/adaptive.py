@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from . import results
+from . import gate, results
 from .. import stats
 from ..stats import significance as sig
 
@@ -168,9 +168,8 @@ def decisions(run_results, pct: float, against=None, first: int = 5, max_runs: i
     cannot be judged)} for results of one run against `against` (a Run; None: each
     result against itself, a run as noisy as this one).  The gate's own rule
     (gate.decide_all: the correction over the run's questions, each result at the alpha
-    its looks may spend, `pass_alpha`), so that the repetitions stop exactly when the
+    its looks may spend, gate.spent_alpha), so that the repetitions stop exactly when the
     gate would decide."""
-    from . import gate                  # gate reads pass_alpha from here
     base = {r.key: r for r in against.results} if against is not None else {}
     judged, out = [], {}
     for r in run_results:
@@ -181,7 +180,7 @@ def decisions(run_results, pct: float, against=None, first: int = 5, max_runs: i
         b = b if b is not None and b.status == "ok" and b.samples else r
         v = sig.compare_values(sig.rep_values(b), sig.rep_values(r), r.better, alpha)
         j = looks_taken(len(sig.rep_values(r)), first, max(max_runs, first))
-        own = alpha / (j * (j + 1))
+        own = gate.spent_alpha(j, alpha)
         s = sig.slowdown(v, pct, own)
         if s is None:
             out[r.key] = False if v.word == "too few repetitions" else None
@@ -211,7 +210,7 @@ def record_decided(run, pct: float, max_runs: int, against=None, first: int = 5,
                    alpha: float = sig.ALPHA) -> None:
     """Note in each result what --until-decided did: decided by the gate's rule or not,
     repetitions, and the looks taken (the gate spends its alpha over them:
-    `pass_alpha`)."""
+    gate.row_alpha)."""
     d = decisions(run.results, pct, against, first, max_runs, alpha)
     for r in run.results:
         reps = r.summary.get("repetitions") or 0
@@ -219,16 +218,6 @@ def record_decided(run, pct: float, max_runs: int, against=None, first: int = 5,
             "target_pct": pct, "max_runs": max_runs, "against": against.id if against
             else None, "repetitions": reps, "looks": looks_taken(reps, first, max_runs),
             "decidable": d.get(r.key)}
-
-
-def pass_alpha(result, alpha: float) -> float:
-    """The level of the gate's tests of a row (its pass, and its failure after the
-    correction) for a result whose repetitions stopped adaptively: look j spends
-    alpha / (j (j + 1)) (the shares add up to less than alpha, so a pass and a failure
-    stay alpha-level claims whenever the looks stopped)."""
-    looks = ((result.extra or {}).get("until_decided") or {}).get("looks") \
-        if result is not None else None
-    return alpha / (looks * (looks + 1)) if looks else alpha
 
 
 def decided_lines(run) -> list[str]:

@@ -8,7 +8,9 @@ half of alpha on "faster", which can never fail a gate.  Per row and run against
 baseline:
 
 * **fail**: slower after the correction (q of "slower" <= alpha) and the estimated
-  slowdown is beyond PCT.  When nothing is slower at all, the chance that any row fails
+  slowdown is beyond PCT (for a result whose repetitions stopped with `run
+  --until-decided`, q <= what its look spends, as for a pass); the interval it keeps is
+  that test's (`fail_level`).  When nothing is slower at all, the chance that any row fails
   is at most alpha (with no real difference anywhere the correction makes any rejection
   that unlikely); the estimate beyond PCT keeps small real slowdowns and between-run
   shifts from failing it.  Where the comparison's two-sided verdict on the row is not
@@ -39,7 +41,6 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import asdict, dataclass, field
 
-from . import adaptive
 from ..stats import significance as sig
 from .compare import CPU_BENCH, Comparison
 
@@ -144,7 +145,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
                 undecided_fails=undecided_fails, gate_on=list(gate_on or []))
-    judged = []            # (GateRow, Slowdown, between-run noise, row, Verdict)
+    judged = []    # (GateRow, Slowdown, between-run noise, row, Verdict, the row's alpha)
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
@@ -160,7 +161,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             if g.not_judged is not None or v is None:
                 g.not_judged = g.not_judged or NotJudged(NO_VERDICT)
                 continue
-            own_alpha = adaptive.pass_alpha(c.result, alpha)
+            own_alpha = row_alpha(c.result, alpha)
             s = sig.slowdown(v, pct, own_alpha)
             if s is None:
                 g.not_judged = NotJudged(NO_SLOWDOWN, detail=v.detail or v.word)
@@ -198,6 +199,21 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
         PASS not in outcomes else PASS
     return gate
+
+
+def spent_alpha(looks: int | None, alpha: float) -> float:
+    """What a result whose repetitions stopped at look j of `run --until-decided` may
+    spend on its tests (its pass, and its failure after the correction): alpha /
+    (j (j + 1)), the shares adding up to less than alpha, so that a pass and a failure
+    stay alpha-level claims whenever the looks stopped; alpha without looks."""
+    return alpha / (looks * (looks + 1)) if looks else alpha
+
+
+def row_alpha(result, alpha: float) -> float:
+    """`spent_alpha` for a stored result (its looks in extra.until_decided)."""
+    looks = ((result.extra or {}).get("until_decided") or {}).get("looks") \
+        if result is not None else None
+    return spent_alpha(looks, alpha)
 
 
 def decide_all(rows: list[tuple], pct: float, alpha: float) -> list[tuple]:
