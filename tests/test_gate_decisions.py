@@ -1,7 +1,6 @@
-"""Issue 40: the gate's decisions under real noise — the interval a failure prints, the
-repetitions a "would decide" promises, and a plain slowdown with a short history.
-Fixed seeds, small counts (bench/stats_claims.py sections 9 and 10 measure them with
-more)."""
+"""Issue 40: the gate's decisions under real noise — the interval a failure prints and
+the repetitions a "would decide" promises.  Fixed seeds, small counts
+(bench/stats_claims.py section 10 measures them with more)."""
 import math
 import random
 
@@ -47,23 +46,6 @@ def test_a_failure_prints_the_interval_of_the_test_that_failed_it():
     assert failed >= 15
 
 
-def test_a_plain_slowdown_fails_the_gate_with_a_three_run_history():
-    """Issue 40: the hog's fork x3 (repetitions that do not overlap) gave "not gated"
-    with a 3-run history, its degrees of freedom capped at 2.  Ten comparisons, each
-    with a fresh 3-run profile: it fails in every one, and A/A passes."""
-    rng = random.Random(5)
-    fails = passes = 0
-    for _ in range(10):
-        prof = noise.estimate([_run("h%d" % i, LEVELS, rng, cv=0.05) for i in range(3)], "h")
-        base = _run("a", LEVELS, rng, cv=0.05)
-        hog = _run("b", LEVELS, rng, cv=0.05, slower={"sim.b00": 3.0}, slow_cv=0.15)
-        same = _run("c", LEVELS, rng, cv=0.05)
-        fails += gate.evaluate(compare.compare([base, hog], noise=prof), 10).outcome \
-            == gate.FAIL
-        passes += gate.evaluate(compare.compare([base, same], noise=prof), 10).exit_code == 0
-    assert fails == 10 and passes >= 9
-
-
 def test_the_repetitions_promised_use_t_quantiles_and_both_sides_for_same():
     """"same within 5%" at zero difference needs both one-sided tests: z(0.9), not z(0.8);
     at small n the t quantiles (the issue measured 49% for a promised 80%)."""
@@ -72,9 +54,9 @@ def test_the_repetitions_promised_use_t_quantiles_and_both_sides_for_same():
     assert sig.repetitions_to_decide(0.03, 0.05, 0.05) == 8
     assert sig.repetitions_to_tell(10.0, 0.03, 0.05) == 3
     # Between-run noise makes it more, or impossible.
-    b = noise.Component(0.0004, 4, 5, 0.03, means_var=0.0004 + 0.03 ** 2 / 5).between()
+    b = noise.Component(0.0004, 4, 5, 0.03).between()
     assert sig.repetitions_to_tell(10.0, 0.03, 0.05, b) > 3
-    assert sig.repetitions_to_decide(0.03, 0.05, 0.05, sig.Between(0.01, 4, 0.02)) is None
+    assert sig.repetitions_to_decide(0.03, 0.05, 0.05, sig.Between(0.01, 4)) is None
 
 
 def test_the_promise_is_kept_in_simulation():

@@ -162,20 +162,15 @@ def test_a_profile_from_the_compared_runs_is_said_and_keeps_the_estimator():
         v, w = a.cells[1].verdict, b.cells[1].verdict
         assert v.ratio == w.ratio
         assert w.ratio_high - w.ratio_low >= v.ratio_high - v.ratio_low
+        assert w.df <= len(profile.runs) - 1
 
 
-def test_the_between_part_buys_no_degrees_of_freedom_when_its_runs_agreed_by_chance():
-    """Satterthwaite's degrees of freedom, the between-run part weighed by the upper bound
-    of its run means' variance: a tau2 estimated as 0 from 3 runs leaves the comparison
-    near the profile's 2 degrees of freedom when the run means varied as much as the
-    repetitions do; a profile whose part is small beside the repetitions' leaves more."""
+def test_the_degrees_of_freedom_stay_capped_at_the_profiles():
+    """The profile knows the between-run part with runs - 1 degrees of freedom, and the
+    test (and what "~N repetitions" promises, through the same `welch`) no better."""
     parts = [(0.01 / 5, 4), (0.01 / 5, 4)]
-    chance = noise.Component(0.0, 2, 3, 0.1, means_var=0.01 / 5).between()
-    assert sig.welch(parts, chance)[1] < 3.0
-    quiet = noise.Component(1e-6, 2, 3, 0.001, means_var=1e-6).between()
-    assert sig.welch(parts, quiet)[1] > 7.0
-    # A profile stored before the run means' variance: the old cap.
     assert sig.welch(parts, sig.Between(1e-6, 2))[1] == 2
+    assert sig.welch(parts)[1] == pytest.approx(8.0)
 
 
 def test_history_uses_only_comparable_runs_names_them_and_says_when_too_few(tmp_path):

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from statistics import fmean, median
 
 from ..stats import significance as sig
-from ..stats.distributions import chi2_quantile
 from .compare import CPU_BENCH, category_of
 from ..data.model import Run
 from . import flags
@@ -39,8 +38,7 @@ from ..stats import variance
 
 FORMAT = "osmeter.noise"
 VERSION = 1
-TIMING_PARAMS = {"samples", "batch_ms"}
-DF_WEIGHT_LEVEL = 0.05      # chi-square quantile of the run means' variance's upper bound   # as in compare: they change duration, not meaning
+TIMING_PARAMS = {"samples", "batch_ms"}   # as in compare: they change duration, not meaning
 
 
 class NoiseError(Exception):
@@ -56,18 +54,10 @@ class Component:
     within: float          # median spread of log repetition medians inside a run
     params: dict = field(default_factory=dict)
     metrics: list = field(default_factory=list)   # for an index: "bench|metric" it covers
-    means_var: float | None = None   # variance of the run means (tau2 + the repetitions'
-                                     # share); None in profiles stored before it
 
     def between(self) -> sig.Between:
-        """significance.Between of a log ratio of two runs (twice one run's variance); its
-        degrees of freedom weighed by the 95% upper bound of the variance of the run
-        means (so that a row whose runs agreed by chance does not get the
-        repetitions' degrees of freedom: bench/stats_claims.py sections 5 and 9)."""
-        high = None
-        if self.means_var is not None and self.df > 0:
-            high = 2.0 * self.means_var * self.df / chi2_quantile(DF_WEIGHT_LEVEL, self.df)
-        return sig.Between(2.0 * self.tau2, self.df, high)
+        """significance.Between of a log ratio of two runs (twice one run's variance)."""
+        return sig.Between(2.0 * self.tau2, self.df)
 
     @property
     def between_cv(self) -> float:
@@ -75,8 +65,6 @@ class Component:
 
     def to_dict(self) -> dict:
         d = {"tau2": self.tau2, "df": self.df, "runs": self.runs, "within": self.within}
-        if self.means_var is not None:
-            d["means_var"] = self.means_var
         if self.params:
             d["params"] = self.params
         if self.metrics:
@@ -133,9 +121,7 @@ class Profile:
         try:
             comps = {k: Component(float(c["tau2"]), float(c["df"]), int(c["runs"]),
                                   float(c["within"]), dict(c.get("params") or {}),
-                                  list(c.get("metrics") or []),
-                                  None if c.get("means_var") is None
-                                  else float(c["means_var"]))
+                                  list(c.get("metrics") or []))
                      for k, c in d["components"].items()}
             return cls(str(d["name"]), str(d["created"]), [str(r) for r in d["runs"]],
                        bool(d["smoke"]), [str(h) for h in d.get("hosts") or []], comps)
@@ -169,8 +155,7 @@ def between_run_variance(per_run: list[list[float]]) -> Component | None:
     within_of_mean = [variance(v) / len(v) if len(v) > 1 else 0.0 for v in per_run]
     spreads = [math.sqrt(variance(v)) for v in per_run if len(v) > 1]
     tau2 = max(0.0, variance(means) - fmean(within_of_mean))
-    return Component(tau2, len(per_run) - 1, len(per_run), median(spreads) if spreads else 0.0,
-                     means_var=variance(means))
+    return Component(tau2, len(per_run) - 1, len(per_run), median(spreads) if spreads else 0.0)
 
 
 def estimate(runs: list[Run], name: str) -> Profile:
