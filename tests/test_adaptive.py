@@ -1,5 +1,6 @@
 """Adaptive repetitions (--until-ci PCT --max-runs N): repeat only what is still too
 wide, interleaved, within the user's bound, and say what happened."""
+import math
 import random
 
 import pytest
@@ -111,3 +112,40 @@ def test_until_decided_bad_input(tmp_path):
                          "--against nosuch")):
         r = osmeter("run", "syscall.getppid", "--smoke", *args, db=db, check=2)
         assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def _point_run(run_id, rows, rng, reps, cv=0.03):
+    """rows {bench: factor}: one point result each, `reps` repetitions."""
+    from osmeter.data.model import Result, Run, Sample
+    res = []
+    for b, f in rows.items():
+        vals = [1000.0 * f * math.exp(rng.gauss(0, cv)) for _ in range(reps)]
+        res.append(Result(bench=b, metric="latency", unit="ns", better="lower",
+                          shape="point", samples=[Sample(r, None, v) for r, v in
+                                                  enumerate(vals)],
+                          summary={"median": sorted(vals)[reps // 2], "repetitions": reps}))
+    return Run(id=run_id, label=run_id, started="", status="complete", results=res,
+               sysinfo={"hostname": "sim"})
+
+
+def test_until_decided_stops_exactly_when_the_gate_decides():
+    """Issue 40: --until-decided never stopped early (0 of N results 'could tell' a 10%
+    slowdown) while the gate on the same data decided every row.  Now its rule is the
+    gate's: on 30 pairs of runs (some rows 2x slower, some unchanged, some noisy), a
+    result is 'decided' exactly when the gate passes or fails its row."""
+    from osmeter.analysis import compare, gate
+    rng = random.Random(3)
+    rows = {"b%d" % k: f for k, f in enumerate([1.0, 1.0, 2.0, 2.0, 1.05, 1.1])}
+    agree = decided = 0
+    for trial in range(30):
+        reps = rng.choice([5, 8, 12])
+        base = _point_run("a", {b: 1.0 for b in rows}, rng, 5)
+        cand = _point_run("b", rows, rng, reps, cv=rng.choice([0.01, 0.03, 0.2]))
+        adaptive.record_decided(cand, 10.0, 30, base, 5)
+        g = gate.evaluate(compare.compare([base, cand]), 10.0)
+        for row in g.rows:
+            r = next(x for x in cand.results if x.bench == row.bench)
+            by_gate = row.outcome in (gate.PASS, gate.FAIL)
+            agree += r.extra["until_decided"]["decidable"] is by_gate
+            decided += by_gate
+    assert agree == 30 * len(rows) and decided > 60

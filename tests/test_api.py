@@ -27,7 +27,8 @@ INTERNAL = {
                      "osmeter.analysis.families.mem"},
     "scale_timing.py": {"osmeter.analysis.curves"},            # times the curve fits
     "stats_claims.py": {"osmeter.analysis.adaptive",           # the stopping rules
-                        "osmeter.analysis.noise"},
+                        "osmeter.analysis.noise",
+                        "osmeter.stats.significance"},         # the repetitions promised
     "suite_timing.py": {"osmeter.running.eta", "osmeter.running.plan"},    # the ETA replayed
 }
 

@@ -538,3 +538,20 @@ def test_the_documents_of_issue_31_with_zero_or_negative_values_are_read_everywh
             assert r.returncode == 2 and r.stderr.count("osmeter: error: ") == 1 \
                 and "nothing to export" in r.stderr, (args, r.stderr)
     assert not crashes, crashes
+
+
+def test_a_summary_that_disagrees_with_its_samples_is_recomputed_and_said():
+    """Issue 40: an all-zero metric was shown as 12.2 ns, ratio x1.000, beside "12.19 vs
+    0: no ratio" (the summary said one thing, the samples another)."""
+    doc = base_doc()
+    i = next(k for k, r in enumerate(doc["results"]) if r.get("samples")
+             and (r.get("summary") or {}).get("median") and r.get("status", "ok") == "ok")
+    for s in doc["results"][i]["samples"]:
+        s[2] = 0.0
+    run = exchange.document_to_run(json.loads(json.dumps(doc)))
+    assert run.results[i].summary["median"] == 0.0
+    assert any("recomputed" in w and run.results[i].bench in w
+               for w in run.environment["warnings"])
+    # A summary that agrees is left as it was, and nothing is said.
+    run = exchange.document_to_run(base_doc())
+    assert not any("recomputed" in w for w in run.environment.get("warnings") or [])

@@ -68,6 +68,48 @@ def test_a_newest_run_that_differs_is_a_new_level_or_a_bad_run():
     assert kinds(a) == [(29, "latest")]
 
 
+def runs_of(levels, between=0.01, within=0.03, seed=1, reps=5):
+    """Each run REPS repetitions: (medians, repetitions) as `osmeter history` reads them."""
+    rng = random.Random(seed)
+    runs = []
+    for lv in levels:
+        off = rng.gauss(0, between)
+        runs.append([lv * math.exp(off + rng.gauss(0, within)) for _ in range(reps)])
+    return [sorted(r)[len(r) // 2] for r in runs], runs
+
+
+def test_a_halving_in_eight_runs_is_found_as_the_issue_asked():
+    """Issue 40: the permutation test could not go below p 0.01 with 11 runs or fewer:
+    analyse([100, 101, 99, 100, 50, 51, 49, 50]).changes was []."""
+    a = history.analyse([100, 101, 99, 100, 50, 51, 49, 50])
+    assert kinds(a) == [(4, "step")] and a.changes[0].p <= history.ALPHA
+    # A 50% step three runs after it, 8 runs of 5 repetitions, runs 5% apart: 20 series.
+    found = sum(any(c.at in (4, 5, 6) and c.kind == "step" for c in history.analyse(
+        *runs_of([1.0] * 5 + [2.0] * 3, between=0.05, within=0.05, seed=s)[:1],
+        repetitions=runs_of([1.0] * 5 + [2.0] * 3, between=0.05, within=0.05,
+                            seed=s)[1]).changes) for s in range(20))
+    assert found >= 19
+
+
+def test_short_steady_series_rarely_change():
+    """8 steady runs of 5 repetitions, 300 series: about 1% false steps at most (7 or
+    more of 300 has a chance below 1% at a 1% rate)."""
+    false = 0
+    for s in range(300):
+        medians, reps = runs_of([1.0] * 8, between=0.03, within=0.03, seed=s)
+        false += any(c.kind != "latest" for c in history.analyse(medians, s, reps).changes)
+    assert false <= 6
+
+
+def test_the_repetitions_bound_the_noise_of_a_short_series():
+    """Four runs whose medians happen to agree closely but whose repetitions spread 30%:
+    a 5% move is no step (the medians' own spread alone would call it one)."""
+    medians = [100.0, 100.1, 105.0, 105.1, 105.0]
+    wide = [[m * f for f in (0.7, 0.85, 1.0, 1.15, 1.3)] for m in medians]
+    assert history.analyse(medians, repetitions=wide).changes == []
+    assert history.analyse(medians).changes != []
+
+
 def test_too_few_runs_are_said_so():
     assert history.analyse([1.0, 2.0, 3.0]).too_few
 
@@ -145,3 +187,16 @@ def test_a_series_with_zeros_is_read_on_a_linear_scale():
     assert kinds(a) == [(8, "step")] and math.isinf(a.changes[0].ratio)
     assert history.percent(a.changes[0].ratio) == "from 0"
     assert history.analyse([0.0] * 16).changes == []
+
+
+def test_a_short_steady_series_says_what_it_could_not_show_yet():
+    values = [100, 101, 99, 100, 102, 101]
+    pts = [history.Point(i, v, [v]) for i, v in enumerate(values)]
+    s = history.Series(("b", "m", None), "b m", "ns", "lower", pts, history.analyse(values))
+    h = history.History([], ["r%d" % i for i in range(6)], [s], [])
+    (said,) = history.describe(h, s)
+    assert said.startswith("steady as far as 6 runs show: a step under about")
+    long = [100.0 + (i % 3) for i in range(24)]
+    pts = [history.Point(i, v, [v]) for i, v in enumerate(long)]
+    s = history.Series(("b", "m", None), "b m", "ns", "lower", pts, history.analyse(long))
+    assert history.describe(history.History([], [""] * 24, [s], []), s) == []

@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+from osmeter.stats import significance as sig
+
 from osmeter import cli
 from osmeter.analysis import compare, noise
 from osmeter.data.model import Result, Run, Sample
@@ -161,3 +163,41 @@ def test_a_profile_from_the_compared_runs_is_said_and_keeps_the_estimator():
         assert v.ratio == w.ratio
         assert w.ratio_high - w.ratio_low >= v.ratio_high - v.ratio_low
         assert w.df <= len(profile.runs) - 1
+
+
+def test_the_degrees_of_freedom_stay_capped_at_the_profiles():
+    """The profile knows the between-run part with runs - 1 degrees of freedom, and the
+    test (and what "~N repetitions" promises, through the same `welch`) no better."""
+    parts = [(0.01 / 5, 4), (0.01 / 5, 4)]
+    assert sig.welch(parts, sig.Between(1e-6, 2))[1] == 2
+    assert sig.welch(parts)[1] == pytest.approx(8.0)
+
+
+def test_history_uses_only_comparable_runs_names_them_and_says_when_too_few(tmp_path):
+    """Issue 40: a hog run (disturbed) and --dir runs (other options) of the same host
+    entered an A/A profile.  They are left out, and said; with too few left, no profile,
+    and a line says why."""
+    db = str(tmp_path / "db.sqlite")
+    store = Store(db)
+    runs = runs_of_one_system(9, random.Random(12), tau=0.02)
+    a, b, quiet, (hog, disk, other) = runs[0], runs[1], runs[2:6], runs[6:9]
+    for r in hog.results:
+        r.warnings = [{"kind": "disturbed", "reason": "other processes", "cpus": [1]}]
+    for r in disk.results:
+        r.params = {"samples": "1", "dir": "/mnt/disk"}
+    other.results = other.results[:2]
+    for r in quiet + [hog, disk, other]:
+        r.label = r.id
+        store.save_run(r)
+    store.close()
+    profile = noise.from_history([a, b], db)
+    assert profile.runs == [r.id for r in quiet]
+    said = " ".join(profile.notes)
+    assert "n06 (disturbed)" in said and "n07 (other options)" in said \
+        and "n08 (other benchmarks)" in said
+    cmp = compare.compare([a, b], noise=profile)
+    assert any("n06 (disturbed)" in w for w in cmp.warnings)
+    # Compared runs never count as their own history; too few left: None, and said.
+    short: list[str] = []
+    assert noise.from_history(quiet[:3], db, short) is None
+    assert "1 comparable run(s) (n05), 3 needed" in short[0]

@@ -16,19 +16,17 @@ look covers the median with probability at least 95% (a union bound over the loo
 The first look is at the first round whose [min, max] reaches look 1's level (7
 repetitions).  The result's stored interval is that look's, stated as 95%.
 
-`--until-decided PCT` repeats a benchmark until every one of its results can tell a
-slowdown of PCT from none (against RUN's results; without RUN, against a run as noisy as
-this one): the (1 - 2 alpha) Welch interval of the log ratio (osmeter.stats.significance) is
-at most PCT wide, so that it cannot hold both 0 and PCT.  The rule looks at the spread
-only, never at where the difference lies, so the stopping does not push the comparison
-either way (for normal log values the mean and the spread are independent; measured in
-bench/stats_claims.py: the gate's false passes and false failures stay at alpha).
+`--until-decided PCT` repeats a benchmark until the gate would decide every one of its
+results against RUN's (without RUN, against a run as noisy as this one): the gate's own
+rule (gate.decide_all), each look spending its share of alpha on both the pass and the
+failure, so that whenever the repetitions stop a pass or a failure keeps its level
+(measured in bench/stats_claims.py section 8).
 """
 from __future__ import annotations
 
 import math
 
-from . import results
+from . import gate, results
 from .. import stats
 from ..stats import significance as sig
 
@@ -164,64 +162,62 @@ def looks_taken(repetitions: int, first: int, max_runs: int) -> int:
     return max(1, sum(1 for n in decided_looks(first, max_runs) if n <= repetitions))
 
 
-def _decidable(result, baseline, pct: float, alpha: float) -> bool | None:
-    """Whether this result's interval of the slowdown against `baseline` (a Result or
-    None: the result against itself) is narrow enough to tell PCT from none; None when
-    it cannot be judged (not measured, values not positive)."""
-    if result.status != "ok" or result.shape not in STATIC_SHAPES or not result.samples:
-        return None
-    own = sig.speed_logs(sig.rep_values(result), result.better)
-    base = own
-    if baseline is not None and baseline.status == "ok" and baseline.samples:
-        base = sig.speed_logs(sig.rep_values(baseline), baseline.better)
-    if not own or not base:
-        return None
-    fit = sig.log_ratio_t(base, own)
-    if fit is None:
-        return False
-    _, se, df = fit
-    half = se * sig.t_quantile(1.0 - alpha, df) if se > 0 else 0.0
-    return 2.0 * half <= math.log1p(pct / 100.0)
-
-
-def undecided(catalog, items, invocations, pct: float, against=None,
-              alpha: float = sig.ALPHA) -> list:
-    """Plan items with a result whose interval is still too wide to decide at PCT."""
+def decisions(run_results, pct: float, against=None, first: int = 5, max_runs: int = 0,
+              alpha: float = sig.ALPHA) -> dict:
+    """{result key: True (the gate decides it: pass or fail), False (not yet), None (it
+    cannot be judged)} for results of one run against `against` (a Run; None: each
+    result against itself, a run as noisy as this one).  The gate's own rule
+    (gate.decide_all: the correction over the run's questions, each result at the alpha
+    its looks may spend, gate.spent_alpha), so that the repetitions stop exactly when the
+    gate would decide."""
     base = {r.key: r for r in against.results} if against is not None else {}
-    out = []
-    for item in items:
-        for invs in invocations:
-            if item.result_id not in invs:
-                continue
-            rs = results.build_results(catalog, [item], invs)
-            if any(_decidable(r, base.get(r.key), pct, alpha) is False for r in rs):
-                out.append(item)
-                break
+    judged, out = [], {}
+    for r in run_results:
+        out[r.key] = None
+        if r.status != "ok" or r.shape not in STATIC_SHAPES or not r.samples:
+            continue
+        b = base.get(r.key)
+        b = b if b is not None and b.status == "ok" and b.samples else r
+        v = sig.compare_values(sig.rep_values(b), sig.rep_values(r), r.better, alpha)
+        j = looks_taken(len(sig.rep_values(r)), first, max(max_runs, first))
+        own = gate.spent_alpha(j, alpha)
+        s = sig.slowdown(v, pct, own)
+        if s is None:
+            out[r.key] = False if v.word == "too few repetitions" else None
+            continue
+        judged.append((r.key, ((r.bench,), s, own)))
+    for (key, _), (outcome, _) in zip(judged, gate.decide_all([row for _, row in judged],
+                                                              pct, alpha)):
+        out[key] = outcome is not None
     return out
+
+
+def undecided(catalog, todo, invocations, pct: float, against=None,
+              alpha: float = sig.ALPHA, first: int = 5, max_runs: int = 0,
+              items=None) -> list:
+    """The plan items of `todo` with a result the gate would not decide yet (the
+    correction over every item's results: `items`, default `todo`)."""
+    every = items or todo
+    still = set()
+    for invs in invocations:
+        rs = results.build_results(catalog, [i for i in every if i.result_id in invs], invs)
+        d = decisions(rs, pct, against, first, max_runs, alpha)
+        still |= {r.bench for r in rs if d.get(r.key) is False}
+    return [item for item in todo if item.result_id in still]
 
 
 def record_decided(run, pct: float, max_runs: int, against=None, first: int = 5,
                    alpha: float = sig.ALPHA) -> None:
-    # (looks: how many of decided_looks(first, max_runs) the result went through)
-    """Note in each result what --until-decided did: decidable or not, repetitions, and
-    the looks taken (the gate spends its alpha over them: `pass_alpha`)."""
-    base = {r.key: r for r in against.results} if against is not None else {}
+    """Note in each result what --until-decided did: decided by the gate's rule or not,
+    repetitions, and the looks taken (the gate spends its alpha over them:
+    gate.row_alpha)."""
+    d = decisions(run.results, pct, against, first, max_runs, alpha)
     for r in run.results:
-        ok = _decidable(r, base.get(r.key), pct, alpha)
         reps = r.summary.get("repetitions") or 0
         r.extra["until_decided"] = {
             "target_pct": pct, "max_runs": max_runs, "against": against.id if against
             else None, "repetitions": reps, "looks": looks_taken(reps, first, max_runs),
-            "decidable": ok}
-
-
-def pass_alpha(result, alpha: float) -> float:
-    """The level of the gate's "not slower than PCT" test for a result whose repetitions
-    stopped adaptively: look j spends alpha / (j (j + 1)) (the shares add up to less
-    than alpha, so a pass stays an alpha-level claim whenever the looks stopped)."""
-    looks = ((result.extra or {}).get("until_decided") or {}).get("looks") \
-        if result is not None else None
-    return alpha / (looks * (looks + 1)) if looks else alpha
+            "decidable": d.get(r.key)}
 
 
 def decided_lines(run) -> list[str]:

@@ -290,6 +290,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
                      cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise,
                      margin=margin)
     if noise is not None:
+        cmp.warnings += noise.notes
         mine = [r.name for r in runs if r.id in set(noise.runs)]
         if mine:
             cmp.warnings.append(
@@ -418,7 +419,7 @@ def _correct_and_mark(cmp: Comparison) -> None:
         sig.decide(v, cmp.alpha, cmp.min_effect)
         if v.word == sig.CANNOT_TELL and v.ratio is not None:
             v.repetitions_needed = sig.repetitions_to_decide(
-                v.spread, v.margin, cmp.alpha)
+                v.spread, v.margin, cmp.alpha, v.between)
     cmp.test_count = sum(1 for v in family if v.p is not None)
     cmp.discoveries = sum(1 for v in family if v.significant)
     for row in cmp.rows:

@@ -8,7 +8,9 @@ half of alpha on "faster", which can never fail a gate.  Per row and run against
 baseline:
 
 * **fail**: slower after the correction (q of "slower" <= alpha) and the estimated
-  slowdown is beyond PCT.  When nothing is slower at all, the chance that any row fails
+  slowdown is beyond PCT (for a result whose repetitions stopped with `run
+  --until-decided`, q <= what its look spends, as for a pass); the interval it keeps is
+  that test's (`fail_level`).  When nothing is slower at all, the chance that any row fails
   is at most alpha (with no real difference anywhere the correction makes any rejection
   that unlikely); the estimate beyond PCT keeps small real slowdowns and between-run
   shifts from failing it.  Where the comparison's two-sided verdict on the row is not
@@ -39,7 +41,6 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import asdict, dataclass, field
 
-from . import adaptive
 from ..stats import significance as sig
 from .compare import CPU_BENCH, Comparison
 
@@ -144,7 +145,7 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
     gate = Gate(threshold_pct=pct, alpha=alpha, baseline_id=cmp.runs[b].id,
                 outcome=PASS, noise=cmp.noise.name if cmp.noise is not None else None,
                 undecided_fails=undecided_fails, gate_on=list(gate_on or []))
-    judged = []                          # (GateRow, Slowdown, between-run noise, row)
+    judged = []    # (GateRow, Slowdown, between-run noise, row, Verdict, the row's alpha)
     for row in cmp.rows:
         if row.shape == "derived" or row.bench == CPU_BENCH:
             continue
@@ -160,7 +161,8 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             if g.not_judged is not None or v is None:
                 g.not_judged = g.not_judged or NotJudged(NO_VERDICT)
                 continue
-            s = sig.slowdown(v, pct, adaptive.pass_alpha(c.result, alpha))
+            own_alpha = row_alpha(c.result, alpha)
+            s = sig.slowdown(v, pct, own_alpha)
             if s is None:
                 g.not_judged = NotJudged(NO_SLOWDOWN, detail=v.detail or v.word)
                 continue
@@ -174,12 +176,17 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
             between = None
             if cmp.noise is not None and base.result is not None:
                 between = cmp.noise.row(row.bench, row.metric, row.x, base.result.params)
-            judged.append((g, s, between, row))
-    _correct_slower([g for g, _, _, _ in judged], alpha)
-    for g, s, between, row in judged:
-        if g.q_slower <= alpha and s.estimate_pct > pct:
+            judged.append((g, s, between, row, v, own_alpha))
+    decisions = decide_all([((g.bench, g.run_id), s, a) for g, s, _, _, _, a in judged],
+                           pct, alpha)
+    for (g, s, between, row, v, own_alpha), (decided, q) in zip(judged, decisions):
+        g.q_slower = q
+        if decided == FAIL:
             g.outcome = FAIL
-        elif s.p_not_slower <= alpha:
+            g.interval_level = fail_level(g.p_slower, g.q_slower, own_alpha)
+            g.slowdown_low_pct, g.slowdown_high_pct = sig.slowdown_interval(
+                v, g.interval_level)
+        elif decided == PASS:
             g.outcome = PASS
         else:
             must = gate.gate_on and any(
@@ -187,24 +194,66 @@ def evaluate(cmp: Comparison, pct: float, undecided_fails: bool = False,
                 for name in (row.bench, gated_name(row)))
             g.outcome = UNDECIDED if must or undecided_fails else NOT_GATED
             g.repetitions_needed = sig.repetitions_to_tell(pct, s.spread, alpha, between)
-    outcomes = {g.outcome for g, _, _, _ in judged}
+    outcomes = {g.outcome for g, *_ in judged}
     # Nothing shown either way (every row noisier than PCT) is no pass.
     gate.outcome = FAIL if FAIL in outcomes else UNDECIDED if UNDECIDED in outcomes or \
         PASS not in outcomes else PASS
     return gate
 
 
-def _correct_slower(rows: list[GateRow], alpha: float) -> None:
-    """q_slower: Benjamini–Bogomolov at alpha over the gate's questions (a benchmark
-    against one run), on the one-sided p-values of "slower"."""
-    by_question: dict[tuple, list[GateRow]] = {}
-    for g in rows:
-        by_question.setdefault((g.bench, g.run_id), []).append(g)
+def spent_alpha(looks: int | None, alpha: float) -> float:
+    """What a result whose repetitions stopped at look j of `run --until-decided` may
+    spend on its tests (its pass, and its failure after the correction): alpha /
+    (j (j + 1)), the shares adding up to less than alpha, so that a pass and a failure
+    stay alpha-level claims whenever the looks stopped; alpha without looks."""
+    return alpha / (looks * (looks + 1)) if looks else alpha
+
+
+def row_alpha(result, alpha: float) -> float:
+    """`spent_alpha` for a stored result (its looks in extra.until_decided)."""
+    looks = ((result.extra or {}).get("until_decided") or {}).get("looks") \
+        if result is not None else None
+    return spent_alpha(looks, alpha)
+
+
+def decide_all(rows: list[tuple], pct: float, alpha: float) -> list[tuple]:
+    """The gate's decision, one place for `evaluate` and `run --until-decided` (which
+    stops a benchmark as soon as this decides each of its rows).  rows: [(question (a
+    benchmark against one run), Slowdown, the row's own alpha: alpha, or for a result
+    whose repetitions stopped adaptively what its look may spend)]; returns [(FAIL,
+    PASS or None, q_slower)]: q_slower from Benjamini–Bogomolov at alpha over the
+    questions on the one-sided p-values of "slower", then `decide_row` at the row's
+    own alpha."""
+    by_question: dict = {}
+    for k, (question, s, _) in enumerate(rows):
+        by_question.setdefault(question, []).append(k)
     fams = list(by_question.values())
-    adjusted, _ = sig.benjamini_bogomolov([[g.p_slower for g in f] for f in fams], alpha)
+    adjusted, _ = sig.benjamini_bogomolov([[rows[k][1].p_slower for k in f] for f in fams],
+                                          alpha)
+    q = [1.0] * len(rows)
     for f, qs in zip(fams, adjusted):
-        for g, q in zip(f, qs):
-            g.q_slower = q
+        for k, qk in zip(f, qs):
+            q[k] = qk
+    return [(decide_row(s, q[k], pct, own), q[k]) for k, (_, s, own) in enumerate(rows)]
+
+
+def decide_row(s: sig.Slowdown, q_slower: float, pct: float, alpha: float) -> str | None:
+    """The gate's rule for one row, FAIL, PASS or None (neither): fail when slower after
+    the correction over the gate's questions (q_slower <= alpha) and the estimate is
+    beyond pct; pass when "slower by pct or more" is rejected at alpha."""
+    if q_slower <= alpha and s.estimate_pct > pct:
+        return FAIL
+    if s.p_not_slower <= alpha:
+        return PASS
+    return None
+
+
+def fail_level(p_slower: float, q_slower: float, alpha: float) -> float:
+    """Two-sided level of the interval of the test that failed a row: the correction
+    rejects "not slower" at the row's own level alpha p / q (p <= that level exactly
+    when q <= alpha), so that interval's lower end is at or above 0."""
+    own = alpha * p_slower / q_slower if q_slower > 0 else alpha
+    return 1.0 - 2.0 * max(own, 1e-12)
 
 
 def _missing(base, c, base_name: str, name: str) -> NotJudged | None:

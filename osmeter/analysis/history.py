@@ -32,6 +32,8 @@ False alarms and detection rates, measured by simulation: docs/history.md.
 """
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import random
 import statistics
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from ..data.model import Result, Run, system_keys
+from ..stats.distributions import t_sf
 
 ALPHA = 0.01            # a change point's p-value at most this
 PERMUTATIONS = 199      # p-values in steps of 1/200
@@ -46,8 +49,12 @@ SEED = 27               # every analysis shuffles the same way: the same runs, t
 OUTLIER_SIGMAS = 6.0    # a bad run: this many noise sigmas from its neighbours on both sides
 NEIGHBOURS = 3          # runs on each side a bad run is judged against
 MIN_RUNS = 4            # fewer runs: no change can be told from noise
+SHORT_RUNS = 20         # fewer runs: a t test (a permutation test is weaker; below 12
+                        # runs it cannot reach ALPHA at all)
 REVERT_FRACTION = 0.5   # a second step undoing at least half of the first: a revert
 EITHER_BIC = 2.0        # steps and a line closer than this in BIC: the runs cannot tell
+SHOWN_STEP = 6.0        # a short series finds, within 2-3 runs, a step this many noise
+                        # sigmas (docs/history.md: runs needed by step size and noise)
 
 
 @dataclass
@@ -102,37 +109,88 @@ class History:
 
 # ---- change points ----------------------------------------------------------------
 
+def _stretches(n: int):
+    """The stretches (i, j) of n runs a change may set apart, every piece at least 2
+    runs: y[i:j] against the rest (i = 0 or j = n: a single split)."""
+    for i in [0] + list(range(2, n - 1)):
+        for j in list(range(i + 2, n - 1)) + ([n] if i else []):
+            yield i, j
+
+
 def _max_between(y: list[float]) -> tuple[float, int, int]:
-    """The stretch y[i:j] that differs most from the rest of y (i = 0 or j = len(y): a
-    single split), every piece at least 2 runs; and (i, j).  A stretch in the middle is a
-    step that reverted (circular binary segmentation, Olshen et al. 2004).  "Most" is
-    the between-groups sum of squares, S^2 n / (L (n - L)) with S the stretch's sum of
-    deviations from the mean and L its length: the two-sample t statistic grows with
-    it, so the largest t is found with a few operations per stretch."""
+    """The stretch y[i:j] that differs most from the rest of y (`_stretches`); and
+    (i, j).  A stretch in the middle is a step that reverted (circular binary
+    segmentation, Olshen et al. 2004).  "Most" is the between-groups sum of squares,
+    S^2 n / (L (n - L)) with S the stretch's sum of deviations from the mean and L its
+    length: the two-sample t statistic grows with it."""
     n = len(y)
     mean = sum(y) / n
     prefix = [0.0]
     for v in y:
         prefix.append(prefix[-1] + v - mean)
-    weight = [0.0] + [n / (k * (n - k)) for k in range(1, n)] + [0.0]
     best, where = -1.0, (0, 0)
-    for i in [0] + list(range(2, n - 1)):      # every piece left is 2 runs or none
-        pi = prefix[i]
-        ends = list(range(i + 2, n - 1)) + ([n] if i else [])
-        if not ends:
-            continue
-        b, j = max(((prefix[j] - pi) ** 2 * weight[j - i], j) for j in ends)
+    for i, j in _stretches(n):
+        b = (prefix[j] - prefix[i]) ** 2 * n / ((j - i) * (n - j + i))
         if b > best:
             best, where = b, (i, j)
     return best, where[0], where[1]
 
 
-def _split(y: list[float], rng: random.Random) -> tuple[int, int, float] | None:
-    """The most likely change in y (the stretch i:j against the rest) and its
-    permutation p-value; None if y is too short or surely has no change (the
-    permutations stop once they show p > ALPHA)."""
+def _step_t(y: list[float], i: int, j: int, floor: float = 0.0) -> float:
+    """|t| of "the stretch y[i:j] is at the level of the rest": Student's t on the runs'
+    log medians, the variance of a run's median from the residuals around the two
+    levels (n - 2 degrees of freedom) and never below `floor`, what the runs'
+    repetitions alone make it vary by."""
+    inside, rest = y[i:j], y[:i] + y[j:]
+    n, k = len(y), len(inside)
+    mi, mr = sum(inside) / k, sum(rest) / (n - k)
+    sse = sum((v - mi) ** 2 for v in inside) + sum((v - mr) ** 2 for v in rest)
+    var = max(sse / (n - 2), floor)
+    if var <= 0:
+        return math.inf if mi != mr else 0.0
+    return abs(mi - mr) / math.sqrt(var * (1.0 / k + 1.0 / (n - k)))
+
+
+def _max_t(y: list[float], floor: float = 0.0) -> tuple[float, int, int]:
+    """The single split (a step: y[:j] against y[j:], each at least 2 runs) with the
+    largest `_step_t`, and (0, j)."""
+    return max((_step_t(y, 0, j, floor), 0, j) for j in range(2, len(y) - 1))
+
+
+NULL_SERIES = 2000      # normal series simulated for the short series' null distribution
+
+
+@functools.lru_cache(maxsize=None)
+def _null_max_t(n: int) -> tuple[float, ...]:
+    """The largest |t| over every split of n runs that do not change (normal noise),
+    NULL_SERIES times at a fixed seed, sorted: the null distribution of `_max_t`."""
+    rng = random.Random(SEED)
+    return tuple(sorted(_max_t([rng.gauss(0.0, 1.0) for _ in range(n)])[0]
+                        for _ in range(NULL_SERIES)))
+
+
+def _short_split(y: list[float], floor: float) -> tuple[int, int, float] | None:
+    """For fewer than SHORT_RUNS runs: the step with the largest t (its run medians'
+    residual spread, at least what the repetitions alone give) and the share of
+    unchanged normal series whose largest t reaches it (every split it could have
+    chosen accounted for).  Steps only: a stretch that reverted needs more runs."""
+    t, i, j = _max_t(y, floor)
+    null = _null_max_t(len(y))
+    reached = len(null) - bisect.bisect_left(null, t * (1 - 1e-12))
+    p = (1 + reached) / (1 + len(null))
+    return (i, j, p) if p <= ALPHA else None
+
+
+def _split(y: list[float], rng: random.Random, floor: float = 0.0
+           ) -> tuple[int, int, float] | None:
+    """The most likely change in y (the stretch i:j against the rest) and its p-value;
+    None if y is too short or has no change at ALPHA.  SHORT_RUNS or more: the
+    permutation test (it stops once it shows p > ALPHA); fewer, where its p cannot go
+    below ALPHA: `_short_split`."""
     if len(y) < MIN_RUNS:
         return None
+    if len(y) < SHORT_RUNS:
+        return _short_split(y, floor)
     t, i, j = _max_between(y)
     if t <= 1e-24:
         return None
@@ -171,14 +229,15 @@ def bad_runs(y: list[float], sigma: float) -> list[int]:
     return found
 
 
-def _segments(y: list[float], rng: random.Random) -> list[tuple[int, float]]:
+def _segments(y: list[float], rng: random.Random, floor: float = 0.0
+              ) -> list[tuple[int, float]]:
     """Circular binary segmentation: (index, p) of every change point found, in order
     (a stretch that differs from the rest gives two: its start and its end)."""
     found = []
     stack = [(0, len(y))]
     while stack:
         a, b = stack.pop()
-        split = _split(y[a:b], rng)
+        split = _split(y[a:b], rng, floor)
         if split is None:
             continue
         i, j, p = split
@@ -189,13 +248,17 @@ def _segments(y: list[float], rng: random.Random) -> list[tuple[int, float]]:
     return sorted(found)
 
 
-def latest_differs(y: list[float], sigma: float) -> bool:
+def latest_differs(y: list[float], sigma: float, floor: float = 0.0) -> bool:
     """The newest run lies more than OUTLIER_SIGMAS sigma from the runs before it: a new
-    level or one bad run (no test on one run can tell which)."""
+    level or one bad run (no test on one run can tell which).  In a short series, whose
+    sigma is known poorly, its t against the others must also reach ALPHA."""
     if sigma <= 0 or len(y) < MIN_RUNS:
         return False
     before = statistics.median(y[-1 - NEIGHBOURS:-1])
-    return abs(y[-1] - before) > OUTLIER_SIGMAS * sigma
+    if abs(y[-1] - before) <= OUTLIER_SIGMAS * sigma:
+        return False
+    n = len(y)
+    return n >= SHORT_RUNS or 2.0 * t_sf(_step_t(y, n - 1, n, floor), n - 2) <= ALPHA
 
 
 def _sse(y: list[float], cuts: list[int]) -> float:
@@ -220,20 +283,32 @@ def _bic(sse: float, n: int, params: int) -> float:
     return n * math.log(max(sse, 1e-300) / n) + params * math.log(n)
 
 
-def analyse(values: list[float], seed: int = SEED) -> Analysis:
-    """Change points, bad runs and drift in a series of run medians (oldest first)."""
+def repetition_floor(repetitions: list[list[float]] | None) -> float:
+    """What the runs' repetitions alone make a run's log median vary by: the median over
+    runs of the variance of its log repetition values over their number (0 without
+    them)."""
+    own = [statistics.variance([math.log(v) for v in reps]) / len(reps)
+           for reps in repetitions or [] if len(reps) > 1 and all(v > 0 for v in reps)]
+    return statistics.median(own) if own else 0.0
+
+
+def analyse(values: list[float], seed: int = SEED,
+            repetitions: list[list[float]] | None = None) -> Analysis:
+    """Change points, bad runs and drift in a series of run medians (oldest first);
+    `repetitions`, each run's repetition values, bound the noise from below."""
     n = len(values)
     if n < MIN_RUNS:
         return Analysis(too_few=True)
     positive = all(v > 0 for v in values)
     y = [math.log(v) for v in values] if positive else list(values)
-    sigma = noise_sigma(y)
+    floor = repetition_floor(repetitions) if positive else 0.0
+    sigma = max(noise_sigma(y), math.sqrt(floor))
     out = bad_runs(y, sigma) if positive else []
-    latest = latest_differs(y, sigma)
+    latest = latest_differs(y, sigma, floor)
     keep = [i for i in range(n - latest) if i not in out]
     yk = [y[i] for i in keep]
     rng = random.Random(seed)
-    cuts = _segments(yk, rng)
+    cuts = _segments(yk, rng, floor)
     analysis = Analysis(outliers=out, sigma=sigma)
     idx = [c for c, _ in cuts]
     bounds = [0] + idx + [len(yk)]
@@ -308,7 +383,8 @@ def build(runs: list[Run], bench: list[str] | None = None, seed: int = SEED) -> 
         points = [Point(i, r.median, repetition_medians(r), r.summary.get("ci_low"),
                         r.summary.get("ci_high")) for i, r in found]
         series.append(Series(key, last.label, last.unit, last.better, points,
-                             analyse([p.median for p in points], seed)))
+                             analyse([p.median for p in points], seed,
+                                     [p.repetitions for p in points])))
     hosts = list(dict.fromkeys(system_keys(r.sysinfo)["host"] or "?" for r in runs))
     return History(runs, [run_name(r) for r in runs], series, hosts)
 
@@ -348,6 +424,11 @@ def describe(h: History, s: Series) -> list[str]:
             out.append("%s %s at %s (p=%.3f)" % (percent(c.ratio), how, where, c.p))
     if a.either:
         out.append("a step or a slow drift: the runs fit both about as well")
+    if not out and not a.outliers and len(s.points) < SHORT_RUNS and a.sigma > 0:
+        out.append("steady as far as %d runs show: a step under about %s (%g x their "
+                   "noise, +-%.1f%%) needs more runs to show" % (
+                       len(s.points), percent(math.exp(SHOWN_STEP * a.sigma)).lstrip("+"),
+                       SHOWN_STEP, 100 * a.sigma))
     for i in a.outliers:
         p = s.points[i]
         near = statistics.median(q.median for q in s.points[max(0, i - NEIGHBOURS):

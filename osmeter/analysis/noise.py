@@ -33,6 +33,7 @@ from statistics import fmean, median
 from ..stats import significance as sig
 from .compare import CPU_BENCH, category_of
 from ..data.model import Run
+from . import flags
 from ..stats import variance
 
 FORMAT = "osmeter.noise"
@@ -53,6 +54,10 @@ class Component:
     within: float          # median spread of log repetition medians inside a run
     params: dict = field(default_factory=dict)
     metrics: list = field(default_factory=list)   # for an index: "bench|metric" it covers
+
+    def between(self) -> sig.Between:
+        """significance.Between of a log ratio of two runs (twice one run's variance)."""
+        return sig.Between(2.0 * self.tau2, self.df)
 
     @property
     def between_cv(self) -> float:
@@ -75,13 +80,14 @@ class Profile:
     smoke: bool
     hosts: list[str]
     components: dict[str, Component]
+    notes: list[str] = field(default_factory=list)   # history: the runs left out, and why
 
     def row(self, bench: str, metric: str, x, params: dict | None = None):
         """significance.Between for a log ratio of two runs in this row, or None."""
         c = self.components.get(row_key(bench, metric, x))
         if c is None or (params is not None and _meaning(params) != c.params):
             return None
-        return sig.Between(2.0 * c.tau2, c.df)
+        return c.between()
 
     def index_between(self, category: str | None, metrics: list[tuple]):
         """Between for the log of an index over `metrics` [(bench, metric)], or None
@@ -226,14 +232,46 @@ def _index_component(metrics, levels, nruns) -> Component:
 
 HISTORY_MIN_RUNS = 3        # fewer leave the between-run part with 1 degree of freedom
 HISTORY_MAX_RUNS = 10       # the latest ones: the machine's noise today, not last year's
+HISTORY_LOOK_BACK = 40      # stored runs of the host read to find them
 
 
-def from_history(runs: list[Run], db) -> Profile | None:
-    """A profile learned from the stored runs of the same host as every run compared
-    (complete, same smoke-ness, same suite, not themselves compared), the latest
-    HISTORY_MAX_RUNS of them, when at least HISTORY_MIN_RUNS exist; else None.  Rows
-    whose parameters differ between those runs are left out by `estimate`, and rows the
-    history does not cover say so in the comparison."""
+def _benches(run: Run) -> set:
+    return {r.bench for r in run.results}
+
+
+def _presets(run: Run) -> set:
+    steps = ((run.environment or {}).get("timing") or {}).get("steps") or {}
+    return {str(s.get("preset")) for s in steps.values() if isinstance(s, dict)}
+
+
+def _options(run: Run) -> dict:
+    """{result key: its parameters that change what is measured} (--dir, a pin, sizes)."""
+    return {r.key: _meaning(r.params or {}) for r in run.results}
+
+
+def why_not_comparable(h: Run, like: Run) -> str | None:
+    """Why history run `h` cannot tell how runs like `like` vary (None: it can): other
+    benchmarks, other options on a result both have (--dir, placement, sizes), another
+    preset, or measured while something disturbed it."""
+    if _benches(h) != _benches(like):
+        return "other benchmarks"
+    mine, theirs = _options(like), _options(h)
+    if any(theirs[k] != v for k, v in mine.items() if k in theirs):
+        return "other options"
+    if _presets(h) != _presets(like):
+        return "another preset"
+    if any(flags.DISTURBED in flags.kinds(r) for r in h.results):
+        return "disturbed"
+    return None
+
+
+def from_history(runs: list[Run], db, notes: list | None = None) -> Profile | None:
+    """A profile learned from the stored runs comparable with the runs compared (same
+    host and smoke-ness, complete, same suite, benchmarks, options and preset, not
+    disturbed, not themselves compared: `why_not_comparable`), the latest
+    HISTORY_MAX_RUNS of them, when at least HISTORY_MIN_RUNS exist; else None.  The
+    profile's `notes` name the runs of the host left out and why; with too few left,
+    so does `notes` (a list given by the caller), with how many more are needed."""
     hosts = {(r.sysinfo or {}).get("hostname") for r in runs}
     if len(hosts) != 1 or None in hosts:
         return None
@@ -243,24 +281,42 @@ def from_history(runs: list[Run], db) -> Profile | None:
         store = Store(db, readonly=True)
     except (StoreError, OSError):
         return None
+    ids = {r.id for r in runs}
+    picked, left_out = [], {}
     try:
-        ids = {r.id for r in runs}
         suites = {r.suite for r in runs}
-        picked = [d["id"] for d in store.list_runs()
-                  if d["host"] == host and d["status"] == "complete" and d["id"] not in ids
-                  and bool(d["smoke"]) == bool(runs[0].smoke) and d["suite"] in suites]
-        picked = picked[-HISTORY_MAX_RUNS:]
-        if len(picked) < HISTORY_MIN_RUNS:
-            return None
-        history = [store.load_run(i) for i in picked]
+        candidates = [d["id"] for d in store.list_runs()
+                      if d["host"] == host and d["status"] == "complete" and d["id"] not in ids
+                      and bool(d["smoke"]) == bool(runs[0].smoke) and d["suite"] in suites]
+        for rid in reversed(candidates[-HISTORY_LOOK_BACK:]):
+            h = store.load_run(rid)
+            why = why_not_comparable(h, runs[0])
+            if why is None:
+                picked.insert(0, h)
+            else:
+                left_out.setdefault(why, []).append(h.name)
+            if len(picked) == HISTORY_MAX_RUNS:
+                break
     except StoreError:
         return None
     finally:
         store.close()
+    said = ["history of %s: left out %s (%s)" % (host, ", ".join(names), why)
+            for why, names in left_out.items()]
+    if len(picked) < HISTORY_MIN_RUNS:
+        if notes is not None and (picked or left_out):
+            notes.append("history of %s: %d comparable run(s) (%s), %d needed to learn "
+                         "between-run noise: not used" % (
+                             host, len(picked), ", ".join(h.name for h in picked) or "none",
+                             HISTORY_MIN_RUNS))
+            notes.extend(said)
+        return None
     try:
-        return estimate(history, "history of %s" % host)
+        profile = estimate(picked, "history of %s" % host)
     except NoiseError:
         return None
+    profile.notes = said
+    return profile
 
 
 # ---- where profiles live ---------------------------------------------------------------

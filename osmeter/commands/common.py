@@ -190,5 +190,8 @@ def noise_profile(args, runs: list):
         raise UsageError("--no-history and --noise exclude each other")
     profile = noise.load(args.noise, args.db) if args.noise else None
     if profile is None and not args.no_history and len(runs) > 1:
-        profile = noise.from_history(runs, args.db)
+        short: list[str] = []
+        profile = noise.from_history(runs, args.db, short)
+        for line in short:
+            print("osmeter: %s" % printable(line), file=sys.stderr)
     return profile

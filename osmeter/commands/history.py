@@ -110,9 +110,10 @@ def terminal(h: hist.History, width: int, changed_only: bool = False) -> str:
     lines.append("%d of %d results changed, %d with a bad run. Bars: each run's median "
                  "(log scale, at most the newest %d); %s a change point, %s a bad run."
                  % (n_changed, len(h.series), n_bad, spark_w, CHANGE_MARK, BAD_MARK))
-    lines.append("Changes: a permutation test on the runs' medians (p <= %g, %d shuffles, "
+    lines.append("Changes: on the runs' medians, p <= %g: under %d runs a t test (their "
+                 "repetitions bound the noise), else a permutation test (%d shuffles, "
                  "fixed seed); false alarms and detection rates measured in "
-                 "docs/history.md." % (hist.ALPHA, hist.PERMUTATIONS))
+                 "docs/history.md." % (hist.ALPHA, hist.SHORT_RUNS, hist.PERMUTATIONS))
     out = []
     for line in lines:
         out += [line] if len(line) <= width else display._wrap(line, 0, width, 2)

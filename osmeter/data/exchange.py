@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import sys
 from pathlib import Path
 
 from . import schema, selection, writes
+from .. import stats
 from .model import EXPORT_FORMAT, SCHEMA_VERSION, Result, Run
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "results.schema.json"
@@ -254,7 +256,35 @@ def document_to_run(doc) -> Run:
     run.command = run.command or ""
     run.osmeter_version = run.osmeter_version or ""
     run.results = [Result.from_dict(d) for d in doc["results"]]
+    recomputed = [r for r in run.results if _resummarize(r)]
+    if recomputed:
+        run.environment.setdefault("warnings", []).append(
+            "imported: the summary of %d result(s) disagreed with their samples and was "
+            "recomputed from them (%s)" % (len(recomputed), ", ".join(
+                "%s %s" % (r.bench, r.metric) for r in recomputed[:5])
+                + (", ..." if len(recomputed) > 5 else "")))
     return run
+
+
+def _resummarize(result: Result) -> bool:
+    """Give a result whose stated summary disagrees with its samples (its median or its
+    count) the summary of its samples; True when it did.  A summary is shown beside
+    what the samples say (ratios, tests): the two must be one."""
+    if result.status != "ok" or not result.samples:
+        return False
+    mine = stats.summarize(result.samples)
+    stated = result.summary or {}
+    median = stated.get("median")
+    same = isinstance(median, (int, float)) and math.isclose(
+        median, mine["median"], rel_tol=1e-6, abs_tol=1e-12) and stated.get("n", mine["n"]) \
+        == mine["n"]
+    if same:
+        return False
+    result.summary = dict(stated, **mine)
+    for k in ("ci_low", "ci_high", "ci_level", "ci_method"):
+        if k not in mine:
+            result.summary.pop(k, None)
+    return True
 
 
 def read_document_text(path: str | os.PathLike) -> str:

@@ -168,7 +168,9 @@ def _measure_and_store(catalog: Catalog, items: list[PlanItem], variants: list[V
                                                adaptive.look_of(rep, first_check))
                 elif rep in adaptive.decided_looks(first_check, opts.max_runs):
                     still = adaptive.undecided(catalog, todo, invocations,
-                                               opts.until_decided, opts.against)
+                                               opts.until_decided, opts.against,
+                                               first=first_check, max_runs=opts.max_runs,
+                                               items=items)
                 else:
                     still = todo
                 progress.total -= (len(todo) - len(still)) * len(variants) * (rounds - rep)
