@@ -329,3 +329,11 @@ def test_until_ci_interval_holds_its_level_whenever_the_looks_stop():
         old_hits += lo <= 1000 <= hi
     assert hits / trials >= 0.95 - slack(0.95, trials, 3), hits
     assert old_hits < hits
+
+
+def test_the_real_run_claims_bound_is_the_binomial_tail():
+    """bench/aa_gate.py and bench/disturbed_runs.py judge a claimed rate with it."""
+    from binomial import most_explained
+    assert most_explained(6, 0.05, 0.01) == 2 and most_explained(6, 0.4, 0.01) == 5
+    assert most_explained(31, 0.10, 0.01) == 7 and most_explained(62, 0.10, 0.01) == 12
+    assert most_explained(62, 0.10, 0.001) == 14

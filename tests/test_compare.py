@@ -480,14 +480,12 @@ def test_cli_compare_from_the_store(tmp_path, capsys):
     assert "| syscall.getpid" in capsys.readouterr().out
 
 
-def test_real_aa_smoke_runs_never_fail_the_gate_by_20_percent(tmp_path):
+def test_real_aa_smoke_runs_give_the_gate_one_of_its_three_outcomes(tmp_path):
     """Two smoke runs of this machine, one after the other: the gate passes, says it
-    cannot tell, or fails naming its rows.  At 0% and 5% a failure is a false alarm the
-    gate allows in alpha of such pairs, and more where the VM's host moves one run but not
-    the other, which the guest cannot see (one CI run failed here at 0%; the rate is
-    judged on 6 pairs by tests/test_gate_real.py).  At 20% a failure means the runs
-    really differed by 20%, which on this machine only a disturbance the run saw can do:
-    every failing row says so."""
+    cannot tell, or fails naming its rows, and its exit says which.  Which of the three
+    depends on the machine (a VM's host can move one run and not the other, which the
+    guest cannot see): how often A/A pairs fail is bench/aa_gate.py's count, not a test's
+    claim (issue 44)."""
     from clirun import osmeter
     db = tmp_path / "aa.sqlite"
     for label in ("first", "second"):
@@ -497,11 +495,7 @@ def test_real_aa_smoke_runs_never_fail_the_gate_by_20_percent(tmp_path):
         r = osmeter("compare", "first", "second", "--fail-on-slower", pct, db=db)
         failed = [x for x in r.stderr.splitlines() if x.startswith("osmeter: regression:")]
         assert r.returncode in (0, 1, 3), r.stdout + r.stderr
-        if r.returncode == 1:
-            assert failed, r.stderr
-        if pct == "20":
-            assert r.returncode != 1 or all("disturbed in" in x for x in failed), \
-                r.stdout + r.stderr
+        assert bool(failed) == (r.returncode == 1), r.stderr
         assert "Regression gate" in r.stdout and "gate " in r.stderr
 
 
