@@ -227,7 +227,7 @@ def is_headline(row) -> bool:
     difference of 20% or more, or curves of different classes."""
     if is_too_short(row):
         return False
-    if len(row.cells) < 2:
+    if len(row.cells) < 2 or row.unlike:
         return True
     if row.winner is not None or row.loser is not None:
         return True
@@ -399,6 +399,8 @@ def markdown(cmp, references: bool = False, gate=None) -> str:
     for cat in cmp.categories:
         out += ["", "## %s" % cat, ""]
         out += _md_table([_headers(cmp)] + [_cells(cmp, r) for r in cmp.rows_in(cat)])
+        unlike = ["> %s: %s" % (r.label, r.unlike) for r in cmp.rows_in(cat) if r.unlike]
+        out += [""] + unlike if unlike else []
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
         out += _md_table(index_rows(cmp))
