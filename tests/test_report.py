@@ -232,3 +232,16 @@ def test_skipped_benchmarks_are_one_line_each_and_titles_name_the_axis_unit():
             (name, texts[0])                  # the axis says the title's unit
         scaled += title_unit not in name      # stored in ns, drawn in µs
     assert scaled                             # (so the check above can fail)
+
+
+def test_table_cells_never_break_inside_a_word():
+    """Issue 44: 'cpu.int eger', 'benchm ark'.  overflow-wrap:anywhere lets a table shrink
+    its columns below their longest word; break-word does not (a table wider than the page
+    scrolls in its .scroll box instead)."""
+    import re
+    rules = {k.strip(): v for k, v in re.findall(r"([^{}]+)\{([^}]*)\}", html.CSS)}
+    cells = rules["th,td"]
+    assert "overflow-wrap:break-word" in cells
+    assert "anywhere" not in cells and "break-all" not in html.CSS
+    text, _ = html.render(compare.compare(runs3()))
+    assert text.count("<table") == text.count('<div class="scroll"><table')

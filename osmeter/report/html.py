@@ -33,7 +33,7 @@ h3{font-size:15px;margin:18px 0 6px}
 p.meta,.note{color:#555;font-size:13px}
 .scroll{overflow-x:auto;max-width:100%;margin:6px 0 12px;border:1px solid #e3e3e3;background:#fff}
 table{border-collapse:collapse;font-size:13px;width:100%}
-th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f2f2f2}
 td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
 td.wrap{min-width:12em}
