@@ -178,3 +178,19 @@ def test_run_writes_the_report_of_the_run_it_made(db, tmp_path):
     r = osmeter("run", "ctx.pipe_self", "--smoke", "--quiet", "--report", tmp_path / "no" / "r.html",
                 db=db, check=2)
     assert "results stored, but the report could not be written" in r.stderr
+
+
+def test_compare_of_one_run_named_twice_says_they_are_the_same_run(tmp_path):
+    """Issue 44: `compare latest latest` said "needs two runs or more"."""
+    from clirun import osmeter
+    from osmeter.data.store import Store
+    from synth import make_run
+    db = tmp_path / "one.sqlite"
+    with Store(db) as store:
+        store.save_run(make_run("20261122-080100-0001", label="only", seed=1))
+    for names in (["latest", "latest"], ["latest", "only"]):
+        r = osmeter("compare", *names, db=db, check=2)
+        assert r.stderr.count("\n") == 1 and "are the same run (20261122-080100-0001, only)" \
+            in r.stderr and "compare needs two different runs" in r.stderr, r.stderr
+    r = osmeter("compare", "only", db=db, check=2)
+    assert "needs two runs or more" in r.stderr
