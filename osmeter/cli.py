@@ -12,7 +12,7 @@ import sys
 from . import __version__
 from .running import coreproc, user_command
 from .data import exchange, selection, writes
-from .base import text
+from .base import suggest, text
 from .running.catalog import CatalogError
 from .commands import (check, compare, delete, export_import, fleet, history,
                        list_benchmarks, noise, replicate, report, run, runs, serve, show,
@@ -33,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, "osmeter: error: %s; see %s --help\n"
-                  % (printable(message), self.prog))
+                  % (printable(suggest.invalid_choice(message)), self.prog))
 
 
 def make_parser() -> argparse.ArgumentParser:

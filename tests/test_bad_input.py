@@ -407,7 +407,7 @@ BAD_PARAMETERS = [
     (["serve", "--listen", "bad host"], "--listen"),
     (["serve", "--max-seconds", "0"], "--max-seconds"),
     (["serve", "--max-bytes", "lots"], "--max-bytes"),
-    (["nonsense"], "invalid choice"),
+    (["nonsense"], "unknown command 'nonsense'"),
 ]
 
 

@@ -194,3 +194,20 @@ def test_compare_of_one_run_named_twice_says_they_are_the_same_run(tmp_path):
             in r.stderr and "compare needs two different runs" in r.stderr, r.stderr
     r = osmeter("compare", "only", db=db, check=2)
     assert "needs two runs or more" in r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["compar", "a", "b"], "unknown command 'compar' (did you mean 'compare'?)"),
+    (["runz"], "unknown command 'runz' (did you mean 'run' or 'runs'?)"),
+    (["xyzzy"], "unknown command 'xyzzy'; see osmeter --help"),
+    (["run", "--suite", "quik"], "invalid choice: 'quik' (did you mean 'quick'?)"),
+    (["run", "syscall.getpdi"], "unknown benchmark 'syscall.getpdi' (did you mean "
+                                "'syscall.getpid' or 'syscall.getppid'?)"),
+    (["run", "sycall"], "unknown benchmark 'sycall' (did you mean 'syscall'"),
+    (["list", "--suite", "mg5"], "(did you mean 'mg05'?)"),
+])
+def test_a_typo_of_a_command_suite_or_benchmark_gets_did_you_mean(args, said, tmp_path):
+    """Issue 44: no 'did you mean' for typos."""
+    from clirun import osmeter
+    r = osmeter(*args, db=tmp_path / "db.sqlite", check=2)
+    assert r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
