@@ -189,6 +189,10 @@ def test_the_headline_comes_first_and_answers_the_question():
     assert re.search(r"×[\d.]+ \[[\d.]+–[\d.]+\]", head)          # an index, its interval
     assert "The largest differences from linux-a" in head
     assert "Against the studies, at a glance" in head
+    # each study's mean with the speed-ups that move it (issue 44: a bare "×0.818")
+    assert re.search(r"×[\d.,]+ over \d+ numbers, from ×[\d.,]+ \([\w.]+\) to ×[\d.,]+ "
+                     r"\([\w.]+\)", head), head
+    assert "&lt; 1 = slower than the study" in head
     assert "Flagged" in head and "results" in head
     # the legends come after it, each where it applies
     assert text.index("Ratios: speed relative") > text.index("</section>")
