@@ -486,9 +486,9 @@ def _intro(page: Page, cmp, references: bool, title: str, common, studies=(),
     page.add('<h2 id="runs">Runs</h2>')
     page.add(_runs_table(cmp))
     # The legends that apply: ratios and verdicts only when runs are compared.
-    page.add("".join('<p class="note">%s</p>' % escape(line)
-                     for line in legend(cmp)[:None if multi else 1]))
     shared = display.interval_advice(cell_results(cmp), common)
+    page.add("".join('<p class="note">%s</p>' % escape(line)
+                     for line in legend(cmp, level_below=bool(shared))[:None if multi else 1]))
     if shared:
         page.add('<p class="note">%s</p>' % escape(shared))
     if multi:

@@ -111,11 +111,15 @@ def marks(row, i) -> str:
     return ("winner" if row.winner == i else "") + ("loser" if row.loser == i else "")
 
 
-def legend(cmp) -> list[str]:
+def legend(cmp, level_below: bool = False) -> list[str]:
+    """The legend above a comparison's rows.  level_below: the intervals' shared level is
+    said under the table (display.interval_advice), so it is not said here as well."""
     base = cmp.names[cmp.baseline]
+    level = ("at the level stated below" if level_below else
+             "at least 95% unless its level is printed beside it")
     lines = ["Values: median of the per-repetition medians [interval of the median: "
-             "order statistics, distribution-free, at least 95% unless its level is "
-             "printed beside it; 'bootstrap' = an interval stored by an older osmeter].",
+             "order statistics, distribution-free, %s; 'bootstrap' = an interval stored "
+             "by an older osmeter]." % level,
              "Ratios: speed relative to the baseline %r; > 1 = better (faster, more "
              "bandwidth), < 1 = worse; [95%% interval of the ratio, level printed where "
              "lower]." % base]
@@ -274,7 +278,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
     multi = len(cmp.runs) > 1
     out = ["osmeter comparison: " + ", ".join(
         "%s (%s, %s)" % (r.name, r.id, r.started) for r in cmp.runs)]
-    out += legend(cmp)
+    out += legend(cmp, level_below=True)
     if multi:
         out.append("")
         out.append("What differs between the systems (%d metadata keys equal):" % cmp.meta_same)
