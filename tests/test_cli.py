@@ -211,3 +211,33 @@ def test_a_typo_of_a_command_suite_or_benchmark_gets_did_you_mean(args, said, tm
     from clirun import osmeter
     r = osmeter(*args, db=tmp_path / "db.sqlite", check=2)
     assert r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
+
+
+def _complete(script: str, words: list[str]) -> list[str]:
+    """What the bash completion script offers for the command line `words` (the last one
+    being completed)."""
+    import shutil
+    import subprocess
+    if not shutil.which("bash"):
+        pytest.skip("bash is not installed")
+    line = " ".join("'%s'" % w for w in words)
+    r = subprocess.run(["bash", "-c", script + "\nCOMP_WORDS=(%s); COMP_CWORD=%d\n"
+                        "_osmeter_complete; printf '%%s\\n' \"${COMPREPLY[@]}\"\n"
+                        % (line, len(words) - 1)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_completion_script_is_generated_from_the_parser(tmp_path):
+    from clirun import osmeter
+    script = osmeter("completion", "bash", check=0).stdout
+    assert script.rstrip().endswith("complete -o default -F _osmeter_complete osmeter")
+    assert _complete(script, ["osmeter", "compa"]) == ["compare"]
+    assert _complete(script, ["osmeter", "run", "--su"]) == ["--suite", "--suite-file"]
+    assert _complete(script, ["osmeter", "run", "--suite", "q"]) == ["quick"]
+    assert _complete(script, ["osmeter", "export", "a", "--format", "git"]) == [
+        "github-smaller", "github-bigger"]
+    assert "syscall.getpid" in _complete(script, ["osmeter", "run", "syscall.getp"])
+    assert _complete(script, ["osmeter", "history", "--ch"]) == ["--changed"]
+    zsh = osmeter("completion", "zsh", check=0).stdout
+    assert zsh.startswith("autoload -U +X bashcompinit && bashcompinit\n") and script in zsh
