@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from clirun import osmeter
+from clirun import labelled_runs, osmeter
 from osmeter.analysis import flags
 from osmeter import stats
 from osmeter.data.model import Result, Sample
@@ -32,9 +32,7 @@ def two_runs(tmp_path_factory):
     """(tmp dir, store) of two real runs a1 and a2."""
     tmp = tmp_path_factory.mktemp("real")
     db = tmp / "db.sqlite"
-    for label in ("a1", "a2"):
-        osmeter("run", *SUBSET, "--preset", "quick", "--runs", "5", "--label", label,
-                "--quiet", db=db, check=0, timeout=900)
+    labelled_runs(db, SUBSET, ("a1", "a2"), "--preset", "quick", "--runs", "5")
     return tmp, db
 
 
