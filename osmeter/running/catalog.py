@@ -13,7 +13,8 @@ from ..base import suggest
 
 # Suite name -> (description, parameter preset used when running it).
 SUITES = {
-    "quick": ("the default: every core primitive at a short size (minutes: README, Measured figures)",
+    "quick": ("the default: every core primitive at a short size (its time: the "
+              "README's Measured figures)",
               "quick"),
     "full": ("every benchmark at the sizes of the studies", "default"),
     "o90": ("Ousterhout 1990, 'Why aren't operating systems getting faster as fast as "
