@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from binomial import most_explained  # noqa: E402
 from osmeter.analysis import monitor  # noqa: E402
-from osmeter.stats import significance as sig  # noqa: E402
+from osmeter import api  # noqa: E402
 
 SUBSET = ("syscall.getpid", "syscall.read", "syscall.stat", "lat.signal", "thread.mutex",
           "cpu.integer")
@@ -66,10 +66,10 @@ def main() -> int:
             not_passed += gate != "pass"
             print("pair %d: gate %s; verdicts: %s" % (i + 1, gate, "; ".join(verdicts) or "none"))
     seen = monitor.between(before, monitor.Snapshot.take())
-    bound = most_explained(args.pairs, sig.ALPHA, 0.01)
+    bound = most_explained(args.pairs, api.ALPHA, 0.01)
     print("%d of %d pairs gave a verdict, %d a gate that did not pass; a rate of %.0f%% "
           "explains %d at level 1%%" % (with_verdict, args.pairs, not_passed,
-                                         sig.ALPHA * 100, bound))
+                                         api.ALPHA * 100, bound))
     print("%.0f s; other processes used %.2f CPUs meanwhile (load average %.2f)"
           % (time.monotonic() - t0, (seen.other_cpu_s or 0.0) / seen.wall_s,
              os.getloadavg()[0]))

@@ -53,7 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from osmeter.analysis import flags, monitor  # noqa: E402
-from osmeter.data.model import Result  # noqa: E402
+from osmeter.api import Result  # noqa: E402
 from binomial import most_explained  # noqa: E402
 from clirun import osmeter  # noqa: E402
 
