@@ -14,9 +14,9 @@ from .running import coreproc, user_command
 from .data import exchange, selection, writes
 from .base import suggest, text
 from .running.catalog import CatalogError
-from .commands import (check, compare, completion, delete, export_import, fleet, history,
-                       list_benchmarks, noise, replicate, report, run, runs, serve, show,
-                       sysinfo)
+from .commands import (check, compare, completion, delete, export_import, fleet, help,
+                       history, list_benchmarks, noise, replicate, report, run, runs, serve,
+                       show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail, printable
 from .data.store import StoreError, default_location
 
@@ -25,7 +25,7 @@ OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
-            noise, report, replicate, fleet, history, serve, completion)
+            noise, report, replicate, fleet, history, serve, completion, help)
 
 
 class Parser(argparse.ArgumentParser):

@@ -241,3 +241,15 @@ def test_completion_script_is_generated_from_the_parser(tmp_path):
     assert _complete(script, ["osmeter", "history", "--ch"]) == ["--changed"]
     zsh = osmeter("completion", "zsh", check=0).stdout
     assert zsh.startswith("autoload -U +X bashcompinit && bashcompinit\n") and script in zsh
+
+
+def test_help_topic_prints_a_commands_help_or_names_the_page(tmp_path):
+    from clirun import osmeter
+    from osmeter.commands import help as help_command
+    assert osmeter("help", "compare", check=0).stdout.startswith("usage: osmeter compare")
+    assert osmeter("help", check=0).stdout.startswith("usage: osmeter ")
+    for topic, page in help_command.TOPICS.items():
+        assert "\n%s: " % topic in "\n" + osmeter("help", topic, check=0).stdout
+        assert (REPO / page.split()[0].rstrip(",")).exists(), page
+    r = osmeter("help", "flgs", check=2)
+    assert r.stderr.count("\n") == 1 and "(did you mean 'flags'?)" in r.stderr
