@@ -393,7 +393,7 @@ def _references_glance(cmp) -> list[list[str]]:
 
 
 def _glance_cell(ups: list[tuple[float, str]]) -> str:
-    """'×0.818 over 12 numbers, from ×0.05 (syscall.getpid) to ×30 (fs.create)': the
+    """'×0.818 over 12 numbers, from ×0.05 (syscall.getpid) to ×30 (cpu.integer)': the
     mean, and the extremes that move it (a mean of a few speed-ups that span orders of
     magnitude is no figure to read alone)."""
     if not ups:
