@@ -88,6 +88,6 @@ def test_run_table_says_what_the_interval_is_and_what_95_needs():
     assert "none (1 repetition)" in text
     assert next(l for l in text.splitlines() if "syscall.r6" in l).split("]")[1].strip() \
         .startswith("≥95%")
-    assert "a 95% interval needs at least 6 repetitions (--runs 6)" in " ".join(text.split())
+    assert "a 95% interval needs at least 6 repetitions (--repetitions 6)" in " ".join(text.split())
     text = display.results_table([result(6), result(9)])
     assert "needs" not in text and "at least 95% unless marked" in text
