@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from osmeter import cli
+from osmeter.commands.common import subcommands
 
 REPO = Path(__file__).resolve().parent.parent
 SECTION = "## Measured figures"
@@ -39,8 +40,8 @@ def readme_parts() -> tuple[str, str]:
 
 def helps() -> str:
     parser = cli.make_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    return "\n".join([parser.format_help()] + [p.format_help() for p in sub.choices.values()])
+    return "\n".join([parser.format_help()] +
+                     [p.format_help() for p in subcommands(parser).values()])
 
 
 def elsewhere() -> dict[str, str]:

@@ -194,3 +194,10 @@ def noise_profile(args, runs: list):
     if profile is None and not args.no_history and len(runs) > 1:
         profile = noise.from_history(runs, args.db)
     return profile
+
+
+def subcommands(parser) -> dict:
+    """{name: parser} of the command line's commands (help and completion read them)."""
+    import argparse
+    return next(a for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction)).choices

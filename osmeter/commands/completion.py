@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from ..running import catalog, coreproc
+from .common import subcommands
 
 FUNCTION = "_osmeter_complete"
 
@@ -50,10 +51,9 @@ def bench_words() -> list[str]:
 
 
 def script(parser: argparse.ArgumentParser, benches: list[str]) -> str:
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     top, _ = words_of(parser)
     cases, option_cases = [], []
-    for name, p in sub.choices.items():
+    for name, p in subcommands(parser).items():
         words, choices = words_of(p)
         if name in ("run", "list"):
             words += benches
@@ -66,7 +66,7 @@ def script(parser: argparse.ArgumentParser, benches: list[str]) -> str:
         "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
         "    local cmd=\"${COMP_WORDS[1]}\" words",
         "    if [ \"$COMP_CWORD\" -eq 1 ]; then",
-        "        words=%s" % _quoted(list(sub.choices) + top),
+        "        words=%s" % _quoted(list(subcommands(parser)) + top),
         "    else",
         "        case \"$cmd $prev\" in",
         *option_cases,

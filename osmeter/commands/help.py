@@ -2,10 +2,8 @@
 to read on about a topic of the docs/ pages."""
 from __future__ import annotations
 
-import argparse
-
 from ..base import suggest
-from .common import UsageError
+from .common import UsageError, subcommands
 
 # Topic -> the page that explains it (docs/ in the source tree and on the project's site).
 TOPICS = {
@@ -35,14 +33,14 @@ def handle(args) -> int:
     if not args.topic:
         parser.print_help()
         return 0
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if args.topic not in sub.choices and args.topic not in TOPICS:
+    commands = subcommands(parser)
+    if args.topic not in commands and args.topic not in TOPICS:
         raise UsageError("no command or topic '%s'%s (commands: osmeter --help; topics: %s)"
-                         % (args.topic, suggest.did_you_mean(args.topic, list(sub.choices)
+                         % (args.topic, suggest.did_you_mean(args.topic, list(commands)
                                                              + list(TOPICS)),
                             ", ".join(TOPICS)))
-    if args.topic in sub.choices:           # a command that is a topic too: both
-        sub.choices[args.topic].print_help()
+    if args.topic in commands:           # a command that is a topic too: both
+        commands[args.topic].print_help()
     if args.topic in TOPICS:
         print("%s: %s" % (args.topic, TOPICS[args.topic]))
     return 0
