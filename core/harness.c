@@ -484,10 +484,20 @@ int om_is_static(void)
 #endif
 }
 
+/* At exit and in the signal handler.  The signals are blocked first: one arriving while
+ * exit() runs this would otherwise run it again inside itself (nftw() inside nftw(), a
+ * malloc() lock taken twice: a hang, issue 44).  In the handler the mask is restored
+ * when it returns, and the signal it raised again is delivered then. */
 static void cleanup(void)
 {
     if (getpid() != owner_pid)
         return;
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, NULL);
     om_children_kill_all();
     remove_extra_dirs();
     remove_scratch();

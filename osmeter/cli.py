@@ -12,11 +12,11 @@ import sys
 from . import __version__
 from .running import coreproc, user_command
 from .data import exchange, selection, writes
-from .base import text
+from .base import suggest, text
 from .running.catalog import CatalogError
-from .commands import (check, compare, delete, export_import, fleet, history,
-                       list_benchmarks, noise, replicate, report, run, runs, serve, show,
-                       sysinfo)
+from .commands import (check, compare, completion, delete, export_import, fleet, help,
+                       history, list_benchmarks, noise, replicate, report, run, runs, serve,
+                       show, sysinfo)
 from .commands.common import EXIT_INTERRUPTED, UsageError, fail, printable
 from .data.store import StoreError, default_location
 
@@ -25,7 +25,7 @@ OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM)
 
 # In the order `osmeter --help` lists them.
 COMMANDS = (list_benchmarks, check, run, runs, show, export_import, delete, sysinfo, compare,
-            noise, report, replicate, fleet, history, serve)
+            noise, report, replicate, fleet, history, serve, completion, help)
 
 
 class Parser(argparse.ArgumentParser):
@@ -33,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, "osmeter: error: %s; see %s --help\n"
-                  % (printable(message), self.prog))
+                  % (printable(suggest.invalid_choice(message)), self.prog))
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -45,7 +45,7 @@ def make_parser() -> argparse.ArgumentParser:
                    "(default $OSMETER_DB or %s)" % default_location())
     # A command that runs another (replicate runs `osmeter run`) calls it through main,
     # never by importing its module.
-    p.set_defaults(main=main)
+    p.set_defaults(main=main, make_parser=make_parser)   # completion reads the parser
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)

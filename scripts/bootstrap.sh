@@ -88,7 +88,7 @@ EOF
 fi
 say "updating pip in .venv"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-say "installing osmeter${all_extras:+ with [$all_extras]} into .venv (pip builds the C core with cc, about 20 s)"
+say "installing osmeter${all_extras:+ with [$all_extras]} into .venv (pip builds the C core with cc)"
 .venv/bin/python -m pip install -q ".${all_extras:+[$all_extras]}"
 printf '%s\n%s\n' "$sources_hash" "$all_extras" > "$stamp"
 say "osmeter installed in .venv"

@@ -20,3 +20,11 @@ def osmeter(*args, db=None, check=None, timeout=300, env=None, **kw):
         assert r.returncode == check, "exit %d\nstdout:\n%s\nstderr:\n%s" % (
             r.returncode, r.stdout, r.stderr)
     return r
+
+
+def labelled_runs(db, benches, labels, *options, timeout=900):
+    """One real run of `benches` per label into store `db`, one after the other, with
+    `options` (a preset, repetitions); each must succeed."""
+    for label in labels:
+        osmeter("run", *benches, *options, "--label", label, "--quiet", db=db, check=0,
+                timeout=timeout)

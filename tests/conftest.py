@@ -114,8 +114,10 @@ def no_leaks(private_tmpdir, request):
 
 def pytest_addoption(parser):
     parser.addoption("--long", action="store_true",
-                     help="also run the tests marked 'long' (the long fuzz runs); "
-                          "or set OSMETER_LONG_TESTS=1")
+                     help="also run the tests marked 'long' (minutes each: the long fuzz "
+                          "runs, the full matrices and simulations whose default run is "
+                          "smaller, the README recipe with the quick suite); or set "
+                          "OSMETER_LONG_TESTS=1")
 
 
 def pytest_configure(config):

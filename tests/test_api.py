@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # A bench script may import an internal module only when that module is what it
 # measures, calibrates or replays (its numbers are the module's constants or claims).
 INTERNAL = {
+    "aa_gate.py": {"osmeter.analysis.monitor"},                # others' CPU time meanwhile
+    "disturbed_runs.py": {"osmeter.analysis.flags",            # the flags on real runs,
+                          "osmeter.analysis.monitor"},         # others' CPU time
     "fleet_outliers.py": {"osmeter.analysis.fleet"},           # the outlier cutoffs
     "fs_compare.py": {"osmeter.system.fsinfo", "osmeter.analysis.remote"},
     "fs_crosscheck.py": {"osmeter.system.fsinfo"},

@@ -183,19 +183,42 @@ DAMAGED = {     # kind -> words of the one line every command answers with
 }
 
 
+# Every command on every kind of damage is 8 x 9 processes (4-5 minutes on a busy 2-vCPU
+# VM): the default run takes every command on one kind and every kind with a reader and
+# a writer; --long takes them all.
+FIRST_KIND = next(iter(DAMAGED))
+
+
+@pytest.mark.parametrize("every_command", [
+    pytest.param(False, id="a-reader-and-a-writer"),
+    pytest.param(True, id="every-command", marks=pytest.mark.long)])
 @pytest.mark.parametrize("kind", DAMAGED)
-def test_a_damaged_or_foreign_store_is_refused_by_every_command(db, run_file, tmp_path, kind):
+def test_a_damaged_or_foreign_store_is_refused_by_every_command(db, run_file, tmp_path, kind,
+                                                                 every_command):
     _make(kind, db)
     before = state(db)
-    for args in all_commands(run_file, tmp_path):
+    commands = all_commands(run_file, tmp_path)
+    if not every_command and kind != FIRST_KIND:
+        commands = [commands[1], commands[-1]]       # show; run
+    for args in commands:
         refused(osmeter(*args, db=db), words=[str(db)] + DAMAGED[kind])
         assert state(db) == before, args
     assert not (tmp_path / "r.html").exists()
 
 
+def run_id(db, ref: str) -> str:
+    """The id of run `ref`, the store closed again at once.  Store(db).resolve(ref) left
+    its connection open until a garbage collection (the store is in a reference cycle):
+    the update that damages a row then stayed in the write-ahead log, and the collection,
+    at a moment of its own, moved it into the file while the test compared the file's
+    bytes (issue 44's failure of the [1, 2] case)."""
+    with Store(db) as store:
+        return store.resolve(ref)
+
+
 @pytest.mark.parametrize("column, value", [("sysinfo", "{not json"), ("sysinfo", "[1, 2]")])
 def test_a_damaged_row_is_named_and_deleting_its_run_mends_the_store(db, column, value):
-    a = Store(db).resolve("a")
+    a = run_id(db, "a")
     _sql(db, "UPDATE runs SET %s = '%s' WHERE id = '%s'" % (column, value, a))
     before = state(db)
     for args in (["runs"], ["show", "a"], ["export", "a"], ["compare", "a", "b"]):
@@ -207,7 +230,7 @@ def test_a_damaged_row_is_named_and_deleting_its_run_mends_the_store(db, column,
 
 
 def test_a_damaged_result_column_is_named(db):
-    a = Store(db).resolve("a")
+    a = run_id(db, "a")
     _sql(db, "UPDATE results SET summary = '{{' WHERE run_id = '%s'" % a)
     refused(osmeter("show", "a", db=db), words=["run %s is damaged" % a, "results.summary"])
     osmeter("show", "b", db=db, check=0)            # the other runs are readable
@@ -407,7 +430,7 @@ BAD_PARAMETERS = [
     (["serve", "--listen", "bad host"], "--listen"),
     (["serve", "--max-seconds", "0"], "--max-seconds"),
     (["serve", "--max-bytes", "lots"], "--max-bytes"),
-    (["nonsense"], "invalid choice"),
+    (["nonsense"], "unknown command 'nonsense'"),
 ]
 
 

@@ -13,6 +13,8 @@ import math
 import random
 from statistics import median
 
+import pytest
+
 from osmeter.analysis import compare, gate, noise
 from osmeter.report import gate_words
 from osmeter import stats
@@ -181,6 +183,9 @@ def test_real_differences_are_still_found_among_many_rows():
 
 # ---- 4. the gate ---------------------------------------------------------------------------
 
+# 350 simulated comparisons of 90 rows (about 50 s on a busy 2-vCPU VM): with --long;
+# the default run's: test_gate_passes_when_nothing_is_slower_and_noise_is_small.
+@pytest.mark.long
 def test_gate_false_failure_on_aa_at_most_alpha():
     """90 identical rows at CV 3%, 5 repetitions: the gate fails at most alpha of A/A
     comparisons whatever the threshold, and at 10% it passes (exit 0) in 95% or more."""
@@ -225,6 +230,9 @@ def test_gate_catches_a_real_slowdown_and_names_the_row():
     assert named.outcome in ("undecided", "fail") and named.exit_code != 0
 
 
+# 300 simulated comparisons (about 40 s): with --long; the default run's:
+# test_gate_catches_a_real_slowdown_and_names_the_row.
+@pytest.mark.long
 def test_gate_catches_one_row_15_percent_slower_at_the_default_5_repetitions():
     """The issue's power requirement: one benchmark of 90 questions 15% slower at CV 3%,
     5 repetitions, --fail-on-slower 10: the gate fails naming it in 80% of comparisons
@@ -329,3 +337,11 @@ def test_until_ci_interval_holds_its_level_whenever_the_looks_stop():
         old_hits += lo <= 1000 <= hi
     assert hits / trials >= 0.95 - slack(0.95, trials, 3), hits
     assert old_hits < hits
+
+
+def test_the_real_run_claims_bound_is_the_binomial_tail():
+    """bench/aa_gate.py and bench/disturbed_runs.py judge a claimed rate with it."""
+    from binomial import most_explained
+    assert most_explained(6, 0.05, 0.01) == 2 and most_explained(6, 0.4, 0.01) == 5
+    assert most_explained(31, 0.10, 0.01) == 7 and most_explained(62, 0.10, 0.01) == 12
+    assert most_explained(62, 0.10, 0.001) == 14

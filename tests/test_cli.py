@@ -178,3 +178,78 @@ def test_run_writes_the_report_of_the_run_it_made(db, tmp_path):
     r = osmeter("run", "ctx.pipe_self", "--smoke", "--quiet", "--report", tmp_path / "no" / "r.html",
                 db=db, check=2)
     assert "results stored, but the report could not be written" in r.stderr
+
+
+def test_compare_of_one_run_named_twice_says_they_are_the_same_run(tmp_path):
+    """Issue 44: `compare latest latest` said "needs two runs or more"."""
+    from clirun import osmeter
+    from osmeter.data.store import Store
+    from synth import make_run
+    db = tmp_path / "one.sqlite"
+    with Store(db) as store:
+        store.save_run(make_run("20261122-080100-0001", label="only", seed=1))
+    for names in (["latest", "latest"], ["latest", "only"]):
+        r = osmeter("compare", *names, db=db, check=2)
+        assert r.stderr.count("\n") == 1 and "are the same run (20261122-080100-0001, only)" \
+            in r.stderr and "compare needs two different runs" in r.stderr, r.stderr
+    r = osmeter("compare", "only", db=db, check=2)
+    assert "needs two runs or more" in r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["compar", "a", "b"], "unknown command 'compar' (did you mean 'compare'?)"),
+    (["runz"], "unknown command 'runz' (did you mean 'run' or 'runs'?)"),
+    (["xyzzy"], "unknown command 'xyzzy'; see osmeter --help"),
+    (["run", "--suite", "quik"], "invalid choice: 'quik' (did you mean 'quick'?)"),
+    (["run", "syscall.getpdi"], "unknown benchmark 'syscall.getpdi' (did you mean "
+                                "'syscall.getpid' or 'syscall.getppid'?)"),
+    (["run", "sycall"], "unknown benchmark 'sycall' (did you mean 'syscall'"),
+    (["list", "--suite", "mg5"], "(did you mean 'mg05'?)"),
+])
+def test_a_typo_of_a_command_suite_or_benchmark_gets_did_you_mean(args, said, tmp_path):
+    """Issue 44: no 'did you mean' for typos."""
+    from clirun import osmeter
+    r = osmeter(*args, db=tmp_path / "db.sqlite", check=2)
+    assert r.stderr.count("\n") == 1 and said in r.stderr, r.stderr
+
+
+def _complete(script: str, words: list[str]) -> list[str]:
+    """What the bash completion script offers for the command line `words` (the last one
+    being completed)."""
+    import shutil
+    import subprocess
+    if not shutil.which("bash"):
+        pytest.skip("bash is not installed")
+    line = " ".join("'%s'" % w for w in words)
+    r = subprocess.run(["bash", "-c", script + "\nCOMP_WORDS=(%s); COMP_CWORD=%d\n"
+                        "_osmeter_complete; printf '%%s\\n' \"${COMPREPLY[@]}\"\n"
+                        % (line, len(words) - 1)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def test_completion_script_is_generated_from_the_parser(tmp_path):
+    from clirun import osmeter
+    script = osmeter("completion", "bash", check=0).stdout
+    assert script.rstrip().endswith("complete -o default -F _osmeter_complete osmeter")
+    assert _complete(script, ["osmeter", "compa"]) == ["compare"]
+    assert _complete(script, ["osmeter", "run", "--su"]) == ["--suite", "--suite-file"]
+    assert _complete(script, ["osmeter", "run", "--suite", "q"]) == ["quick"]
+    assert _complete(script, ["osmeter", "export", "a", "--format", "git"]) == [
+        "github-smaller", "github-bigger"]
+    assert "syscall.getpid" in _complete(script, ["osmeter", "run", "syscall.getp"])
+    assert _complete(script, ["osmeter", "history", "--ch"]) == ["--changed"]
+    zsh = osmeter("completion", "zsh", check=0).stdout
+    assert zsh.startswith("autoload -U +X bashcompinit && bashcompinit\n") and script in zsh
+
+
+def test_help_topic_prints_a_commands_help_or_names_the_page(tmp_path):
+    from clirun import osmeter
+    from osmeter.commands import help as help_command
+    assert osmeter("help", "compare", check=0).stdout.startswith("usage: osmeter compare")
+    assert osmeter("help", check=0).stdout.startswith("usage: osmeter ")
+    for topic, page in help_command.TOPICS.items():
+        assert "\n%s: " % topic in "\n" + osmeter("help", topic, check=0).stdout
+        assert (REPO / page.split()[0].rstrip(",")).exists(), page
+    r = osmeter("help", "flgs", check=2)
+    assert r.stderr.count("\n") == 1 and "(did you mean 'flags'?)" in r.stderr

@@ -480,14 +480,12 @@ def test_cli_compare_from_the_store(tmp_path, capsys):
     assert "| syscall.getpid" in capsys.readouterr().out
 
 
-def test_real_aa_smoke_runs_never_fail_the_gate_by_20_percent(tmp_path):
+def test_real_aa_smoke_runs_give_the_gate_one_of_its_three_outcomes(tmp_path):
     """Two smoke runs of this machine, one after the other: the gate passes, says it
-    cannot tell, or fails naming its rows.  At 0% and 5% a failure is a false alarm the
-    gate allows in alpha of such pairs, and more where the VM's host moves one run but not
-    the other, which the guest cannot see (one CI run failed here at 0%; the rate is
-    judged on 6 pairs by tests/test_gate_real.py).  At 20% a failure means the runs
-    really differed by 20%, which on this machine only a disturbance the run saw can do:
-    every failing row says so."""
+    cannot tell, or fails naming its rows, and its exit says which.  Which of the three
+    depends on the machine (a VM's host can move one run and not the other, which the
+    guest cannot see): how often A/A pairs fail is bench/aa_gate.py's count, not a test's
+    claim (issue 44)."""
     from clirun import osmeter
     db = tmp_path / "aa.sqlite"
     for label in ("first", "second"):
@@ -497,11 +495,7 @@ def test_real_aa_smoke_runs_never_fail_the_gate_by_20_percent(tmp_path):
         r = osmeter("compare", "first", "second", "--fail-on-slower", pct, db=db)
         failed = [x for x in r.stderr.splitlines() if x.startswith("osmeter: regression:")]
         assert r.returncode in (0, 1, 3), r.stdout + r.stderr
-        if r.returncode == 1:
-            assert failed, r.stderr
-        if pct == "20":
-            assert r.returncode != 1 or all("disturbed in" in x for x in failed), \
-                r.stdout + r.stderr
+        assert bool(failed) == (r.returncode == 1), r.stderr
         assert "Regression gate" in r.stdout and "gate " in r.stderr
 
 
@@ -681,3 +675,44 @@ def test_one_odd_repetition_does_not_swing_the_ratio():
         v = sig.compare_values(base, other, "lower", between=between)
         assert v.ratio == pytest.approx(18.4 / 18.6, rel=0.01)
         assert v.word == "cannot tell" and v.ratio_low < v.ratio < v.ratio_high
+
+
+# ---- rows whose runs timed different programs (issue 44) --------------------------------
+
+def _with_python(run: Run, program: str, ms: float) -> Run:
+    res = _result("app.start.python3", "wall", "ns", "lower", "point",
+                  [[ms * 1e6 * (1 + 0.001 * i)] for i in range(5)])
+    res.notes["program"] = program
+    run.results.append(res)
+    return run
+
+
+def test_a_row_that_timed_different_programs_is_named_and_left_out_of_verdicts():
+    """The issue's self-comparison: the same machine twice, but PATH found a pyenv shim
+    python3 in one run and .venv's in the other (212 ms vs 18.6 ms): the row says so and
+    has no ratio or verdict, the indices leave it out, the gate does not judge it, and
+    "What differs" names the programs."""
+    shim, venv = "/home/u/.pyenv/shims/python3", "/home/u/osmeter/.venv/bin/python3"
+    a = _with_python(make_run("ra", "A", seed=1), shim, 212.0)
+    b = _with_python(make_run("rb", "B", seed=2), venv, 18.6)
+    cmp = compare.compare([a, b])
+    row = next(r for r in cmp.rows if r.bench == "app.start.python3")
+    assert row.unlike == "timed different programs: A %s, B %s" % (shim, venv)
+    assert row.cells[1].ratio is None and row.cells[1].verdict is None and not row.tests
+    assert "app" not in cmp.index and cmp.overall[1] == pytest.approx(1.0, rel=0.05)
+    assert ("app.start.python3: program", [shim, venv]) in cmp.meta_diff
+    g = gate.evaluate(cmp, 10)
+    assert [r.not_judged for r in g.rows if r.bench == "app.start.python3"][0] is not None
+    text = tables.terminal(cmp, width=200)
+    assert "timed different programs: A %s, B %s" % (shim, venv) in text
+    assert "app.start.python3: program" in text.split("What differs")[1]
+    md = tables.markdown(cmp)
+    assert "timed different programs" in md and "app.start.python3: program" in md
+    from osmeter.report import html
+    page, _ = html.render(cmp)
+    assert "timed different programs" in page and "app.start.python3: program" in page
+    # The same program in both runs: like for like, a verdict and an index as ever.
+    b = _with_python(make_run("rb", "B", seed=2), shim, 18.6)
+    cmp = compare.compare([a, b])
+    row = next(r for r in cmp.rows if r.bench == "app.start.python3")
+    assert not row.unlike and row.cells[1].verdict.word == "better" and "app" in cmp.index

@@ -411,10 +411,13 @@ def test_the_interpreter_agrees_with_jsonschema_on_random_documents():
     assert accepted > 50 and refused > 50      # both sides are exercised
 
 
-def test_every_document_the_check_accepts_is_read_by_every_command():
+@pytest.mark.parametrize("count", [60, pytest.param(200, marks=pytest.mark.long)])
+def test_every_document_the_check_accepts_is_read_by_every_command(count):
+    """60 mutated documents in the default run (13 of them accepted; about 40 s on a busy
+    2-vCPU VM), 200 with --long (57 accepted)."""
     other = make_run("other", "other", seed=9)
     accepted = 0
-    for doc in mutated_documents(seed=23, count=200):
+    for doc in mutated_documents(seed=23, count=count):
         try:
             run = exchange.document_to_run(exchange.parse_document(json.dumps(doc)))
         except exchange.ExchangeError as e:
@@ -422,7 +425,7 @@ def test_every_document_the_check_accepts_is_read_by_every_command():
             continue
         accepted += 1
         read_everywhere(run, other)
-    assert accepted > 50
+    assert accepted > count // 5     # the check accepts about a quarter: both sides run
 
 
 # ---- storing ------------------------------------------------------------------------------

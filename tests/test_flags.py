@@ -185,7 +185,7 @@ def test_a_share_at_a_bound_is_not_judged_by_its_cv(measured):
     assert precision.judge(summary, "net.udp_ttcp", "sweep", "received") != []
 
 
-@pytest.mark.parametrize("shape", ["normal", "lognormal"])
+@pytest.mark.parametrize("shape", ["normal", pytest.param("lognormal", marks=pytest.mark.long)])
 def test_a_result_as_precise_as_its_kind_is_flagged_in_at_most_5_percent(shape, measured):
     """The claim behind the limit, by simulation (fixed seed): repetition medians whose
     true CV is the kind's spread exceed limit(kind, n) in about 5% of runs for every n

@@ -200,3 +200,25 @@ def test_a_short_steady_series_says_what_it_could_not_show_yet():
     pts = [history.Point(i, v, [v]) for i, v in enumerate(long)]
     s = history.Series(("b", "m", None), "b m", "ns", "lower", pts, history.analyse(long))
     assert history.describe(history.History([], [""] * 24, [s], []), s) == []
+
+
+def test_history_says_below_resolution_never_cuts_a_name_and_counts_one_run():
+    """Issue 44: '0 ns' for a CPU time below resolution, four rows cut to
+    'ctx.pipe_ring per_switch [proces…', '1 runs'."""
+    from osmeter.commands.history import terminal
+    from synth import _result
+    run = make_run("20261122-080100-0001", label="n01", seed=1, host="box")
+    run.results.append(_result("app.start.sh", "system", "ns", "lower", "point",
+                               [[0.0]] * 5))
+    for n in (2, 4, 8, 16):
+        run.results.append(_result("ctx.pipe_ring", "per_switch", "ns", "lower", "sweep",
+                                   [[900.0 + n]] * 5, x=n, x_name="processes"))
+    h = history.build([run], None)
+    text = terminal(h, 80)
+    assert text.startswith("1 run from n01")
+    assert "1 run: too few" in text and "1 runs" not in text
+    sh = next(line for line in text.splitlines() if line.startswith("app.start.sh system"))
+    assert sh.rstrip().endswith("below resolution") and " 0 ns" not in text
+    labels = [s.label for s in h.series if s.label.startswith("ctx.pipe_ring")]
+    assert len(labels) == 4 and all(label in text for label in labels), text
+    assert "…" not in text and all(len(line) <= 80 for line in text.splitlines())

@@ -124,6 +124,7 @@ def test_run_tests_and_run_benchmarks_share_one_install_in_either_order(home):
         "empty,none"
 
 
+@pytest.mark.long      # a venv, pip install build, an sdist: over a minute on a busy VM
 def test_an_sdist_carries_the_core_and_installs(home):
     """`pip install osmeter-X.tar.gz` builds the core from the sdist: every file of core/
     that git tracks is in it (MANIFEST.in), none of a build directory."""

@@ -189,6 +189,10 @@ def test_the_headline_comes_first_and_answers_the_question():
     assert re.search(r"×[\d.]+ \[[\d.]+–[\d.]+\]", head)          # an index, its interval
     assert "The largest differences from linux-a" in head
     assert "Against the studies, at a glance" in head
+    # each study's mean with the speed-ups that move it (issue 44: a bare "×0.818")
+    assert re.search(r"×[\d.,]+ over \d+ numbers, from ×[\d.,]+ \([\w.]+\) to ×[\d.,]+ "
+                     r"\([\w.]+\)", head), head
+    assert "&lt; 1 = slower than the study" in head
     assert "Flagged" in head and "results" in head
     # the legends come after it, each where it applies
     assert text.index("Ratios: speed relative") > text.index("</section>")
@@ -232,3 +236,16 @@ def test_skipped_benchmarks_are_one_line_each_and_titles_name_the_axis_unit():
             (name, texts[0])                  # the axis says the title's unit
         scaled += title_unit not in name      # stored in ns, drawn in µs
     assert scaled                             # (so the check above can fail)
+
+
+def test_table_cells_never_break_inside_a_word():
+    """Issue 44: 'cpu.int eger', 'benchm ark'.  overflow-wrap:anywhere lets a table shrink
+    its columns below their longest word; break-word does not (a table wider than the page
+    scrolls in its .scroll box instead)."""
+    import re
+    rules = {k.strip(): v for k, v in re.findall(r"([^{}]+)\{([^}]*)\}", html.CSS)}
+    cells = rules["th,td"]
+    assert "overflow-wrap:break-word" in cells
+    assert "anywhere" not in cells and "break-all" not in html.CSS
+    text, _ = html.render(compare.compare(runs3()))
+    assert text.count("<table") == text.count('<div class="scroll"><table')

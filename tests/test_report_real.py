@@ -23,7 +23,7 @@ from osmeter import studies
 from osmeter.report import html
 from osmeter.data.store import Store
 from cdp import Browser, find_chromium
-from clirun import osmeter
+from clirun import labelled_runs
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
@@ -37,9 +37,8 @@ SHOT_DIR = os.environ.get("OSMETER_REPORT_SHOTS")      # keep screenshots to loo
 def real_report(tmp_path_factory):
     d = tmp_path_factory.mktemp("real-report")
     db = d / "db.sqlite"
-    for label in ("first", "second"):
-        osmeter("run", *SUBSET, "--preset", "quick", "--runs", "2", "--label", label,
-                "--quiet", db=db, check=0, timeout=600)
+    labelled_runs(db, SUBSET, ("first", "second"), "--preset", "quick", "--runs", "2",
+                  timeout=600)
     store = Store(str(db))
     runs = [store.load_run("first"), store.load_run("second")]
     store.close()

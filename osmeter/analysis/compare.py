@@ -95,6 +95,18 @@ VOLATILE_KEYS = {"run.started", "uptime", "uptime_s", "boot_time", "loadavg", "l
                  "mem_available", "available", "free", "pid", "timestamp"}
 
 
+def program_diff(rows, runs: list[Run]) -> list[tuple[str, list[str]]]:
+    """What differs besides the metadata: per benchmark whose runs timed different
+    programs, ('<bench>: program', [the program per run])."""
+    out = {}
+    for row in rows:
+        if row.unlike:
+            out[row.bench + ": program"] = [
+                (c.result.notes.get("program") or "—") if c is not None and c.result
+                else "—" for c in row.cells]
+    return list(out.items())
+
+
 def metadata_diff(runs: list[Run]) -> tuple[list[tuple[str, list[str]]], int]:
     """([(key, [value per run])] for keys whose values differ, count of equal keys)."""
     metas = [run_metadata(r) for r in runs]
@@ -157,6 +169,7 @@ class Row:
     loser: int | None = None
     notes: list[str] = field(default_factory=list)
     tests: dict = field(default_factory=dict)   # (run a, run b) -> Verdict of b against a
+    unlike: str = ""     # why its runs are not like for like: no ratio, verdict or index
 
 
 @dataclass
@@ -285,6 +298,7 @@ def compare(runs: list[Run], baseline: int = 0, alpha: float = sig.ALPHA,
         rows.append(row)
     cats = sorted({r.category for r in rows}, key=family_sort_key)
     diff, same = metadata_diff(runs)
+    diff += program_diff(rows, runs)
     cmp = Comparison(runs=runs, baseline=baseline, rows=rows, categories=cats, index={},
                      index_counts={}, overall=[], meta_diff=diff, meta_same=same,
                      cpu_speed=speeds, alpha=alpha, min_effect=min_effect, noise=noise,
@@ -317,6 +331,9 @@ def _fill_row(row: Row, baseline: int, speeds, levels, noise, names: list[str]) 
                        if len({str(p.get(k)) for p in params}) > 1) if params else []
     if differing:
         row.notes.append("parameters differ between runs: " + ", ".join(differing))
+    row.unlike = programs_differ(row, names)
+    if row.unlike:
+        row.notes.append(row.unlike)
     between = None
     if noise is not None and base is not None and base.result is not None:
         between = noise.row(row.bench, row.metric, row.x, base.result.params)
@@ -329,7 +346,7 @@ def _fill_row(row: Row, baseline: int, speeds, levels, noise, names: list[str]) 
                                             for i, c in not_run if c.status == status],
                                    len(row.cells))
     for i, c in enumerate(row.cells):
-        if c is None:
+        if c is None or row.unlike:
             continue
         if i == baseline or ok[i] is None or ok[baseline] is None:
             continue
@@ -341,6 +358,8 @@ def _fill_row(row: Row, baseline: int, speeds, levels, noise, names: list[str]) 
                 c.ratio = c.verdict.ratio
         if c.ratio is not None and speeds[i] and speeds[baseline]:
             c.mips_relative = c.ratio / (speeds[i] / speeds[baseline])
+    if row.unlike:
+        return
     if ok[baseline] is not None and len(row.cells) > 1:
         ok[baseline].ratio = 1.0
         if speeds[baseline]:
@@ -354,6 +373,17 @@ def _fill_row(row: Row, baseline: int, speeds, levels, noise, names: list[str]) 
     for a, b in ((order[1], order[0]), (order[-2], order[-1])):
         if (a, b) not in row.tests and (b, a) not in row.tests:
             _test(row, a, b, levels, between)
+
+
+def programs_differ(row: Row, names: list[str]) -> str:
+    """'timed different programs: A /usr/bin/python3, B /home/u/.pyenv/shims/python3' when
+    the runs' results name different programs (the 'program' note: a PATH that differed
+    between the runs), else ''.  Such a row compares two programs, not two systems."""
+    programs = [(n, c.result.notes.get("program")) for n, c in zip(names, row.cells)
+                if c is not None and c.result is not None and c.result.notes.get("program")]
+    if len({p for _, p in programs}) < 2:
+        return ""
+    return "timed different programs: " + ", ".join("%s %s" % np for np in programs)
 
 
 def disturbed_caveat(base: Cell, c: Cell, base_name: str, name: str) -> str:
@@ -442,7 +472,7 @@ def _indices(cmp: Comparison) -> None:
     nruns, b = len(cmp.runs), cmp.baseline
     per_metric: dict[tuple, list[Row]] = {}
     for row in cmp.rows:
-        if row.shape == "derived" or row.bench == CPU_BENCH:
+        if row.shape == "derived" or row.bench == CPU_BENCH or row.unlike:
             continue
         if any(c is None or c.status != "ok" or not c.reps for c in row.cells):
             continue       # only rows every run measured: otherwise indices differ in content

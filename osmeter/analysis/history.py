@@ -40,6 +40,7 @@ import statistics
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from ..base import numbers
 from ..data.model import Result, Run, system_keys
 from ..stats.distributions import t_sf
 
@@ -403,7 +404,8 @@ def describe(h: History, s: Series) -> list[str]:
     """What happened in a series, one phrase per change or bad run."""
     a = s.analysis
     if a.too_few:
-        return ["%d runs: too few to tell a change (%d needed)" % (len(s.points), MIN_RUNS)]
+        return ["%s: too few to tell a change (%d needed)"
+                % (numbers.count(len(s.points), "run"), MIN_RUNS)]
     out = []
     if a.drift is not None:
         first, last = s.points[0], s.points[-1]

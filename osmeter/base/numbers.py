@@ -86,6 +86,19 @@ def quantity(value, unit: str) -> str:
     return join(number(value / div), name)
 
 
+def measured(value, unit: str) -> str:
+    """quantity(), but a time of exactly 0 is 'below resolution': below what the clock or
+    the kernel's CPU accounting resolves, not a time of zero."""
+    if value == 0 and unit in TIME_UNITS:
+        return "below resolution"
+    return quantity(value, unit)
+
+
+def count(n: int, noun: str) -> str:
+    """'1 run', '2 runs'."""
+    return "%d %s%s" % (n, noun, "" if n == 1 else "s")
+
+
 def join(text: str, unit: str) -> str:
     return "%s %s" % (text, unit) if unit else text
 

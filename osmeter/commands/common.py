@@ -195,3 +195,10 @@ def noise_profile(args, runs: list):
         for line in short:
             print("osmeter: %s" % printable(line), file=sys.stderr)
     return profile
+
+
+def subcommands(parser) -> dict:
+    """{name: parser} of the command line's commands (help and completion read them)."""
+    import argparse
+    return next(a for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction)).choices

@@ -115,6 +115,10 @@ def handle(args) -> int:
     if problem:
         return fail(problem)
     runs, base = load_runs(args.runs, args.baseline, args.db, args.where)
+    if len(runs) == 1 and len(args.runs) > 1 and not args.where:
+        return fail("%s are the same run (%s, %s): compare needs two different runs"
+                    % (" and ".join("'%s'" % r for r in args.runs), runs[0].id,
+                       runs[0].name))
     if len(runs) < 2 and not args.references and not args.study:
         if len(args.runs) > 1 and runs:
             return fail("%s name one run, %s: compare needs two different runs or more"

@@ -85,21 +85,28 @@ def sparkline(s: hist.Series, width: int) -> str:
 
 def terminal(h: hist.History, width: int, changed_only: bool = False) -> str:
     first, last = h.runs[0], h.runs[-1]
-    lines = ["%d runs from %s (%s) to %s (%s)%s" % (
-        len(h.runs), h.names[0], (first.started or "?")[:16], h.names[-1],
+    lines = ["%s from %s (%s) to %s (%s)%s" % (
+        numbers.count(len(h.runs), "run"), h.names[0], (first.started or "?")[:16], h.names[-1],
         (last.started or "?")[:16], "" if len(h.hosts) == 1 else
         "; from %d hosts (%s): select one with --where host=NAME"
         % (len(h.hosts), ", ".join(h.hosts)))]
     shown = [s for s in h.series
              if not changed_only or s.analysis.changes or s.analysis.outliers]
+    # A label longer than its column is never cut (four rows would read alike): it gets
+    # a line of its own, the sparkline the next.
     label_w = min(max((len(s.label) for s in shown), default=10), max(16, width // 3))
-    spark_w = max(8, min(40, width - label_w - 12))
+    latest = {id(s): numbers.measured(s.points[-1].median, s.unit) for s in shown}
+    latest_w = max((len(t) for t in latest.values()), default=9)
+    spark_w = max(8, min(40, width - label_w - latest_w - 3))
     spark_w = min(spark_w, max(len(s.points) + len(s.analysis.changes) for s in shown)
                   if shown else 8)
     for s in shown:
-        label = s.label if len(s.label) <= label_w else s.label[:label_w - 1] + "…"
-        latest = numbers.quantity(s.points[-1].median, s.unit)
-        head = "%-*s %-*s %9s" % (label_w, label, spark_w, sparkline(s, spark_w), latest)
+        label = s.label
+        if len(label) > label_w:
+            lines.append(label)
+            label = ""
+        head = "%-*s %-*s %*s" % (label_w, label, spark_w, sparkline(s, spark_w),
+                                  latest_w, latest[id(s)])
         said = hist.describe(h, s)
         text = "; ".join(said) if said else "steady"
         room = width - len(head) - 2

@@ -48,9 +48,7 @@ def is_zero_time(r: Result) -> bool:
 
 
 def median_text(r: Result) -> str:
-    if is_zero_time(r):
-        return "below resolution"
-    return numbers.quantity(r.summary["median"], r.unit)
+    return numbers.measured(r.summary["median"], r.unit)
 
 
 def interval_text(summary: dict, div: float = 1.0, common=None) -> str:

@@ -33,7 +33,7 @@ h3{font-size:15px;margin:18px 0 6px}
 p.meta,.note{color:#555;font-size:13px}
 .scroll{overflow-x:auto;max-width:100%;margin:6px 0 12px;border:1px solid #e3e3e3;background:#fff}
 table{border-collapse:collapse;font-size:13px;width:100%}
-th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{padding:4px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f2f2f2}
 td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
 td.wrap{min-width:12em}
@@ -385,12 +385,25 @@ def _references_glance(cmp) -> list[list[str]]:
         measured = sum(1 for rr in rrs if any(v is not None for v in rr.ours))
         cells = [study_id, "%d of %d" % (measured, len(rrs))]
         for i in range(len(cmp.runs)):
-            ups = [rr.speedups[i] for rr in rrs
-                   if rr.speedups[i] is not None and rr.speedups[i] > 0]
-            cells.append("×%s over %d numbers" % (
-                fmt(math.exp(sum(map(math.log, ups)) / len(ups))), len(ups)) if ups else "—")
+            ups = sorted((rr.speedups[i], rr.ref.bench) for rr in rrs
+                         if rr.speedups[i] is not None and rr.speedups[i] > 0)
+            cells.append(_glance_cell(ups))
         rows.append(cells)
     return rows
+
+
+def _glance_cell(ups: list[tuple[float, str]]) -> str:
+    """'×0.818 over 12 numbers, from ×0.05 (syscall.getpid) to ×30 (cpu.integer)': the
+    mean, and the extremes that move it (a mean of a few speed-ups that span orders of
+    magnitude is no figure to read alone)."""
+    if not ups:
+        return "—"
+    mean = math.exp(sum(math.log(u) for u, _ in ups) / len(ups))
+    text = "×%s over %s" % (fmt(mean), numbers.count(len(ups), "number"))
+    if len(ups) > 1:
+        (lo, lo_bench), (hi, hi_bench) = ups[0], ups[-1]
+        text += ", from ×%s (%s) to ×%s (%s)" % (fmt(lo), lo_bench, fmt(hi), hi_bench)
+    return text
 
 
 def _headline(page: Page, cmp, references: bool, gate=None) -> None:
@@ -422,7 +435,10 @@ def _headline(page: Page, cmp, references: bool, gate=None) -> None:
     if glance:
         page.add("<h3>Against the studies, at a glance</h3>")
         page.add('<p class="note">Speed-up of this machine over the studies\' machines '
-                 '(geometric mean over the published numbers it measured; &gt; 1 = faster)%s.'
+                 '(geometric mean over the published numbers it measured; &gt; 1 = faster, '
+                 '&lt; 1 = slower than the study\'s machine on those numbers), with the '
+                 'smallest and the largest speed-up: a mean of a few numbers that span '
+                 'orders of magnitude moves with them between runs%s.'
                  '</p>' % (': every number in <a href="#studies">Against the studies</a>'
                            if references else "; every number: osmeter report RUN "
                            "--references"))
@@ -470,9 +486,9 @@ def _intro(page: Page, cmp, references: bool, title: str, common, studies=(),
     page.add('<h2 id="runs">Runs</h2>')
     page.add(_runs_table(cmp))
     # The legends that apply: ratios and verdicts only when runs are compared.
-    page.add("".join('<p class="note">%s</p>' % escape(line)
-                     for line in legend(cmp)[:None if multi else 1]))
     shared = display.interval_advice(cell_results(cmp), common)
+    page.add("".join('<p class="note">%s</p>' % escape(line)
+                     for line in legend(cmp, level_below=bool(shared))[:None if multi else 1]))
     if shared:
         page.add('<p class="note">%s</p>' % escape(shared))
     if multi:

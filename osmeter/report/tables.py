@@ -111,11 +111,15 @@ def marks(row, i) -> str:
     return ("winner" if row.winner == i else "") + ("loser" if row.loser == i else "")
 
 
-def legend(cmp) -> list[str]:
+def legend(cmp, level_below: bool = False) -> list[str]:
+    """The legend above a comparison's rows.  level_below: the intervals' shared level is
+    said under the table (display.interval_advice), so it is not said here as well."""
     base = cmp.names[cmp.baseline]
+    level = ("at the level stated below" if level_below else
+             "at least 95% unless its level is printed beside it")
     lines = ["Values: median of the per-repetition medians [interval of the median: "
-             "order statistics, distribution-free, at least 95% unless its level is "
-             "printed beside it; 'bootstrap' = an interval stored by an older osmeter].",
+             "order statistics, distribution-free, %s; 'bootstrap' = an interval stored "
+             "by an older osmeter]." % level,
              "Ratios: speed relative to the baseline %r; > 1 = better (faster, more "
              "bandwidth), < 1 = worse; [95%% interval of the ratio, level printed where "
              "lower]." % base]
@@ -228,7 +232,7 @@ def is_headline(row) -> bool:
     difference of 20% or more, or curves of different classes."""
     if is_too_short(row):
         return False
-    if len(row.cells) < 2:
+    if len(row.cells) < 2 or row.unlike:
         return True
     if row.winner is not None or row.loser is not None:
         return True
@@ -275,7 +279,7 @@ def terminal(cmp, references: bool = False, show_all: bool = False,
     multi = len(cmp.runs) > 1
     out = ["osmeter comparison: " + ", ".join(
         "%s (%s, %s)" % (r.name, r.id, r.started) for r in cmp.runs)]
-    out += legend(cmp)
+    out += legend(cmp, level_below=True)
     if multi:
         out.append("")
         out.append("What differs between the systems (%d metadata keys equal):" % cmp.meta_same)
@@ -405,6 +409,9 @@ def markdown(cmp, references: bool = False, gate=None) -> str:
         out += ["", "## %s" % cat, ""]
         out += _md_table([_headers(cmp, names=names)] + [_cells(cmp, r, names=names)
                                                           for r in cmp.rows_in(cat)])
+        unlike = ["> %s: %s" % (md_text(r.label), md_text(r.unlike))
+                  for r in cmp.rows_in(cat) if r.unlike]
+        out += [""] + unlike if unlike else []
     if len(cmp.runs) > 1:
         out += ["", "## Indices", "", "Geometric mean of ratios to the baseline; > 1 = better.", ""]
         out += _md_table(index_rows(cmp, names))

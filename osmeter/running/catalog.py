@@ -9,10 +9,12 @@ from __future__ import annotations
 import fnmatch
 
 from . import coreproc
+from ..base import suggest
 
 # Suite name -> (description, parameter preset used when running it).
 SUITES = {
-    "quick": ("the default: every core primitive at a short size (< 3 minutes on 2 cores)",
+    "quick": ("the default: every core primitive at a short size (its time: the "
+              "README's Measured figures)",
               "quick"),
     "full": ("every benchmark at the sizes of the studies", "default"),
     "o90": ("Ousterhout 1990, 'Why aren't operating systems getting faster as fast as "
@@ -49,7 +51,8 @@ class Catalog:
 
     def suite(self, name: str) -> list[str]:
         if name not in SUITES:
-            raise CatalogError("unknown suite '%s' (suites: %s)" % (name, ", ".join(SUITES)))
+            raise CatalogError("unknown suite '%s'%s (suites: %s)" % (
+                name, suggest.did_you_mean(name, SUITES), ", ".join(SUITES)))
         if name == "full":
             # Everything that belongs to some suite; cmd.run needs a command and belongs
             # to none.
@@ -70,7 +73,9 @@ class Catalog:
             else:
                 matches = [i for i in self.by_id if i.startswith(pat + ".")]
             if not matches:
-                raise CatalogError("unknown benchmark '%s' (osmeter list shows them)" % pat)
+                families = {i.split(".", 1)[0] for i in self.by_id}
+                raise CatalogError("unknown benchmark '%s'%s" % (pat, suggest.did_you_mean(
+                    pat, list(self.by_id) + sorted(families)) or " (osmeter list shows them)"))
             chosen += [m for m in matches if m not in chosen]
         return chosen
 
