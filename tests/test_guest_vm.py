@@ -123,3 +123,32 @@ def test_a_guest_boots_and_runs_benchmarks_through_the_core_over_ssh(tmp_path, g
     getpid = [r for r in shown["results"] if r["bench"] == "syscall.getpid"]
     assert getpid and all(r["status"] == "ok" for r in getpid), getpid
     assert all(r["reason"] for r in shown["results"] if r["status"] == "skipped")
+
+
+def test_the_base_stage_accepts_only_a_checkflist_that_the_left_out_files_explain(tmp_path):
+    """build.sh distribution ends with checkflist: files the sets' lists name but the
+    build left out (SQLite, Objective-C) are expected; any other difference fails."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("netbsd_build", BUILD)
+    nb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(nb)
+
+    def log(missing, extra, failed_at="checkflist"):
+        text = ("checkflist ===> distrib/sets\n=======  %d extra files in DESTDIR  =========\n"
+                "Files in DESTDIR but missing from flist.\n-------------------------------\n"
+                "%s=========  end of %d extra files  ===========\n"
+                "======  %d missing files in DESTDIR  ========\nFiles in flist but missing\n"
+                "------------------------------------------\n%s"
+                "========  end of %d missing files  ==========\n*** [%s] Error code 1\n"
+                % (len(extra), "".join(f + "\n" for f in extra), len(extra), len(missing),
+                   "".join(f + "\n" for f in missing), len(missing), failed_at))
+        p = tmp_path / "base.log"
+        p.write_text(text)
+        return str(p)
+    found = nb.checkflist_differences(log(["./usr/lib/libsqlite3.so", "./usr/lib/libobjc.so"],
+                                          ["./usr/lib/libgcc.a"]))
+    assert found == (["./usr/lib/libsqlite3.so", "./usr/lib/libobjc.so"], ["./usr/lib/libgcc.a"])
+    assert all(nb.LEFT_OUT.search(f) for f in found[0])
+    assert all(nb.EXTRA_OK.search(f) for f in found[1])
+    assert not nb.LEFT_OUT.search("./usr/bin/ssh")          # a real loss is not explained
+    assert nb.checkflist_differences(log(["./usr/bin/ssh"], [], failed_at="dependall")) is None
