@@ -344,7 +344,9 @@ EXTRA_SPEC = """./netbsd type=file mode=0755 uname=root gname=wheel
 
 
 def tool(a, name: str) -> str:
-    return os.path.join(a.cache, "tools", "bin", "nb" + name)
+    """A host tool the tools stage made, by the name the tree's makefiles give it."""
+    named = {"fdisk": "x86_64--netbsd-fdisk", "disklabel": "nbdisklabel-amd64"}
+    return os.path.join(a.cache, "tools", "bin", named.get(name, "nb" + name))
 
 
 def stage_image(a) -> str:
@@ -356,6 +358,7 @@ def stage_image(a) -> str:
     pubkey = open(ensure_key(a.key_dir) + ".pub").read()
     work = os.path.join(a.cache, "image")
     shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
     root = os.path.join(work, "root")
     logf = os.path.join(a.cache, "logs", "image.log")
 
@@ -381,10 +384,10 @@ def stage_image(a) -> str:
     # The owners and modes of every file, as the unprivileged build recorded them.
     metalog = open(os.path.join(destdir, "METALOG")).read()
     spec = run([tool(a, "mtree"), "-C", "-k", "type,mode,uname,gname,link,flags",
-                "-N", os.path.join(root, "etc")], input=metalog, capture_output=True,
+                "-N", os.path.join(root, "etc")], input=metalog, stdout=subprocess.PIPE,
                text=True).stdout
     devices = run(["sh", os.path.join(root, "dev", "MAKEDEV"), "-s", "all"],
-                  cwd=os.path.join(root, "dev"), capture_output=True, text=True).stdout
+                  cwd=os.path.join(root, "dev"), stdout=subprocess.PIPE, text=True).stdout
     devices = "".join(line.replace(".", "./dev", 1) + "\n" for line in devices.splitlines()
                       if line.startswith(".") and not line.startswith(". type=dir"))
     with open(os.path.join(work, "spec"), "w") as f:
