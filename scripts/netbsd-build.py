@@ -268,6 +268,16 @@ def checkflist_differences(log: str) -> tuple[list[str], list[str]] | None:
 
 
 def stage_base(a) -> str:
+    said = base_system(a)
+    # The compiler's own headers (cpuid.h, emmintrin.h, ...), which every NetBSD has in
+    # /usr/include/gcc-4.5 and MKGCCCMDS=no leaves out with the compiler: the core is
+    # built against them (stage core).
+    run_logged(a, "base", [os.path.join(a.cache, "tools", "bin", "nbmake-amd64"), "includes"],
+               os.path.join(a.cache, "src", "external", "gpl3", "gcc", "usr.bin", "include"))
+    return said
+
+
+def base_system(a) -> str:
     try:
         run_logged(a, "base", build_sh(a, "distribution"), os.path.join(a.cache, "src"),
                    host_env())
@@ -320,10 +330,13 @@ savecore=NO
 """
 
 SSHD_CONFIG = """
-# osmeter's guest: root by key only, no DNS look-ups (the guest's network reaches nothing)
+# osmeter's guest: root by key only, no DNS look-ups (the guest's network reaches nothing);
+# no PAM: its sshd stack names pam_skey, which MKSKEY=no leaves out ("PAM: initialisation
+# failed"), and a key needs none of it
 PermitRootLogin without-password
 PasswordAuthentication no
 UseDNS no
+UsePAM no
 """
 
 # The boot loader's menu: straight to the kernel, its console on the serial port (read
@@ -336,6 +349,8 @@ menu=Boot NetBSD:boot netbsd
 """
 
 EXTRA_SPEC = """./netbsd type=file mode=0755 uname=root gname=wheel
+./kern type=dir mode=0755 uname=root gname=wheel
+./proc type=dir mode=0755 uname=root gname=wheel
 ./boot type=file mode=0444 uname=root gname=wheel
 ./boot.cfg type=file mode=0644 uname=root gname=wheel
 ./root/.ssh type=dir mode=0700 uname=root gname=wheel
@@ -380,6 +395,8 @@ def stage_image(a) -> str:
     put(root, "etc/rc.conf", RC_CONF, append=True)
     put(root, "etc/ssh/sshd_config", SSHD_CONFIG, append=True)
     put(root, "root/.ssh/authorized_keys", pubkey)
+    for mountpoint in ("kern", "proc"):         # as the tree's bootimage spec.in has them
+        os.makedirs(os.path.join(root, mountpoint), exist_ok=True)
 
     # The owners and modes of every file, as the unprivileged build recorded them.
     metalog = open(os.path.join(destdir, "METALOG")).read()

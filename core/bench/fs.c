@@ -170,7 +170,8 @@ static int run_crtdel(struct om_ctx *ctx)
     long long biggest = 0;
     for (int i = 0; i < n; i++)
         biggest = sizes[i] > biggest ? sizes[i] : biggest;
-    struct crtdel c = {0};
+    struct crtdel c;
+    memset(&c, 0, sizeof c);
     char dir[PATH_MAX];
     int rc = fs_workdir(ctx, biggest, dir, sizeof dir);
     if (rc)

@@ -30,7 +30,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) && defined(__SSE2__)
+/* _mm_stream_si64 came with GCC 4.6 (NetBSD 6's compiler is GCC 4.5): mem.*.nt skip
+ * without it. */
+#if defined(__x86_64__) && defined(__SSE2__) &&                                             \
+    (defined(__clang__) || __GNUC__ > 4 || (__GNUC__ == 4 && __GNUC_MINOR__ >= 6))
 #include <emmintrin.h>
 #define HAVE_NT_STORES 1
 #endif
@@ -294,7 +297,9 @@ static uint64_t k_read(char *dst, char *src, size_t n)
         s4 += p[4], s5 += p[5], s6 += p[6], s7 += p[7];
     }
     vec2 s = (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7);
-    uint64_t acc = s[0] + s[1];
+    uint64_t lanes[2]; /* not s[0] + s[1]: subscripting a vector needs GCC 4.6 */
+    memcpy(lanes, &s, sizeof lanes);
+    uint64_t acc = lanes[0] + lanes[1];
     const word *w = (const word *)(src + n / 128 * 128);
     for (size_t i = 0; i < n % 128 / 8; i++)
         acc += w[i];

@@ -313,7 +313,7 @@ static int setup_kqueue(struct om_ctx *ctx, struct pipeset *p)
         return om_fail(ctx, "kqueue: %s", strerror(errno));
     for (int k = 0; k < p->n; k++) {
         struct kevent ev;
-        EV_SET(&ev, p->r[k], EVFILT_READ, EV_ADD, 0, 0, NULL);
+        EV_SET(&ev, p->r[k], EVFILT_READ, EV_ADD, 0, 0, 0);
         if (kevent(p->mech_fd, &ev, 1, NULL, 0, NULL))
             return om_fail(ctx, "kevent: %s", strerror(errno));
     }

@@ -158,10 +158,11 @@ int ev_set(struct ev *ev, int fd, int want_read, int want_write, int is_new)
 #ifdef EV_HAVE_KQUEUE
     case MECH_KQUEUE: {
         struct kevent ch[2];
+        /* udata 0, not NULL: an intptr_t before NetBSD 10, a pointer elsewhere */
         EV_SET(&ch[0], fd, EVFILT_READ, EV_ADD | (want_read ? EV_ENABLE : EV_DISABLE), 0, 0,
-               NULL);
+               0);
         EV_SET(&ch[1], fd, EVFILT_WRITE, EV_ADD | (want_write ? EV_ENABLE : EV_DISABLE), 0,
-               0, NULL);
+               0, 0);
         return kevent(ev->fd, ch, 2, NULL, 0, NULL) < 0 ? -1 : 0;
     }
 #endif
@@ -208,8 +209,8 @@ int ev_del(struct ev *ev, int fd)
 #ifdef EV_HAVE_KQUEUE
     case MECH_KQUEUE: {
         struct kevent ch[2];
-        EV_SET(&ch[0], fd, EVFILT_READ, EV_DELETE, 0, 0, NULL);
-        EV_SET(&ch[1], fd, EVFILT_WRITE, EV_DELETE, 0, 0, NULL);
+        EV_SET(&ch[0], fd, EVFILT_READ, EV_DELETE, 0, 0, 0);
+        EV_SET(&ch[1], fd, EVFILT_WRITE, EV_DELETE, 0, 0, 0);
         kevent(ev->fd, ch, 2, NULL, 0, NULL); /* closing the descriptor removes them too */
         return 0;
     }
