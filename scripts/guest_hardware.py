@@ -65,10 +65,12 @@ def qemu_command(disk: str, disk_format: str, ssh_port: int, console: str, pidfi
 
 
 def ensure_key(directory: str) -> str:
-    """The ssh key both guests let root in with: DIRECTORY/id (made if missing)."""
+    """The ssh key both guests let root in with: DIRECTORY/id (made if missing).  ECDSA:
+    NetBSD 6.99's OpenSSH predates ed25519 keys (OpenSSH 6.5), and today's client no
+    longer signs with ssh-rsa's SHA-1."""
     os.makedirs(directory, exist_ok=True)
     key = os.path.join(directory, "id")
     if not os.path.exists(key):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "osmeter-guest",
-                        "-f", key], check=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-b", "256", "-N", "", "-C",
+                        "osmeter-guest", "-f", key], check=True)
     return key

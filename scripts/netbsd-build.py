@@ -393,7 +393,9 @@ def stage_image(a) -> str:
     put(root, "boot.cfg", BOOT_CFG)
     put(root, "etc/fstab", FSTAB)
     put(root, "etc/rc.conf", RC_CONF, append=True)
-    put(root, "etc/ssh/sshd_config", SSHD_CONFIG, append=True)
+    # sshd takes the first value of each keyword: ours go before the file's own.
+    config = os.path.join(root, "etc", "ssh", "sshd_config")
+    put(root, "etc/ssh/sshd_config", SSHD_CONFIG + open(config).read())
     put(root, "root/.ssh/authorized_keys", pubkey)
     for mountpoint in ("kern", "proc"):         # as the tree's bootimage spec.in has them
         os.makedirs(os.path.join(root, mountpoint), exist_ok=True)
