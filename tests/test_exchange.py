@@ -558,3 +558,22 @@ def test_a_summary_that_disagrees_with_its_samples_is_recomputed_and_said():
     # A summary that agrees is left as it was, and nothing is said.
     run = exchange.document_to_run(base_doc())
     assert not any("recomputed" in w for w in run.environment.get("warnings") or [])
+
+
+def test_a_summary_recomputed_from_samples_must_itself_be_storable():
+    """The samples' own summary replaces a stated one that disagrees: when that summary
+    is one no results file may hold (a mean of 1e-31), the import is refused in one line,
+    not accepted and refused later by every reader (found by test_properties)."""
+    doc = {"$schema": exchange.schema_id(), "format": "osmeter.run", "schema_version": 1,
+           "run": {"id": "p-0", "label": None, "started": "2026-01-01T00:00:00Z",
+                   "status": "complete", "sysinfo": {}, "environment": {}},
+           "results": [{"bench": "syscall.getpid", "metric": "latency", "unit": "ns",
+                        "better": "lower", "shape": "point", "status": "ok", "params": {},
+                        "samples": [[0, None, 0.0]] * 5 + [[0, None, 1e-30]],
+                        "summary": {"n": 0, "median": 0.0}}]}
+    with pytest.raises(exchange.ExchangeError, match="summary cannot be stored"):
+        exchange.document_to_run(exchange.parse_document(json.dumps(doc)))
+    doc["results"][0]["samples"] = [[0, None, 5.0]] * 6
+    run = exchange.document_to_run(exchange.parse_document(json.dumps(doc)))
+    assert run.results[0].summary["median"] == 5.0          # recomputed, and said
+    assert any("recomputed" in w for w in run.environment["warnings"])

@@ -355,7 +355,7 @@ def test_show_of_a_run_without_an_end_says_so(tmp_path):
 
 def test_compare_of_one_run_named_twice_says_so(db):
     r = osmeter("compare", "latest", "latest", "--noise", "x", db=db)
-    _one_refusal(r, "latest and latest name one run")
+    _one_refusal(r, "'latest' and 'latest' are the same run")
 
 
 def _core_after_a_pause(tmp_path) -> tuple[Path, Path]:

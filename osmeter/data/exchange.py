@@ -258,6 +258,13 @@ def document_to_run(doc) -> Run:
     run.results = [Result.from_dict(d) for d in doc["results"]]
     recomputed = [r for r in run.results if _resummarize(r)]
     if recomputed:
+        # The samples' own summary must be one a results file may hold (a mean of 1e-31
+        # is not): else refuse, as for any other field.
+        try:
+            results_schema().validate(run_to_document(run))
+        except schema.SchemaError as e:
+            raise ExchangeError("a summary disagreed with its samples, and the samples' "
+                                "own summary cannot be stored: %s" % e) from None
         run.environment.setdefault("warnings", []).append(
             "imported: the summary of %d result(s) disagreed with their samples and was "
             "recomputed from them (%s)" % (len(recomputed), ", ".join(
