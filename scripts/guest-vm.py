@@ -125,7 +125,7 @@ def stage_boot(a) -> str:
     if a.guest == "linux":
         d = os.path.dirname(a.image)
         kernel = (os.path.join(d, "vmlinuz"), os.path.join(d, "initrd.img"),
-                  "root=/dev/vda rw console=ttyS0 quiet")
+                  " ".join(["root=/dev/vda rw console=ttyS0 quiet"] + a.kernel_args))
     cmd = qemu_command(overlay, "qcow2", a.port, console, os.path.join(a.cache, "qemu.pid"),
                        kernel)
     with open(os.path.join(a.cache, "qemu.log"), "w") as out:
@@ -246,6 +246,9 @@ def main(argv=None) -> int:
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--label", help="default: GUEST-guest")
     p.add_argument("--boot-timeout", type=int, default=300)
+    p.add_argument("--kernel-arg", dest="kernel_args", action="append", default=[],
+                   help="one more argument for the Linux guest's kernel (e.g. "
+                        "mitigations=off, to measure without Meltdown/Spectre defences)")
     p.add_argument("--stages", default=",".join(STAGES))
     p.add_argument("rest", nargs="*", help="more arguments for osmeter run (after --)")
     a = p.parse_args(argv)
