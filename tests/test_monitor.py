@@ -115,7 +115,7 @@ def test_a_far_cores_processes_here_count_as_its_own_and_its_pinning_is_not_ours
         time.sleep(0.1)
         own, its = window()
         assert its > 0.02 and own < its / 2            # busy, and not ours yet
-        monitor.watch_far_core([pid])
+        monitor.watch_far_core(True, [pid])
         own, its = window()
         assert its > 0.02 and own >= its               # now counted as ours
     finally:
@@ -125,3 +125,5 @@ def test_a_far_cores_processes_here_count_as_its_own_and_its_pinning_is_not_ours
             pass
     seen = monitor.Interference(wall_s=1.0, cpu_busy_s={0: 0.5}, cpu_ticks={0: (0, 100)})
     assert seen.on([0])["pinned"] is False        # the far machine's CPU 0 is not ours
+    monitor.watch_far_core(False)                 # a local run after it: its own pinning
+    assert seen.on([0])["pinned"] is True

@@ -143,11 +143,13 @@ _FAR_CORE = False
 _FAR_CORE_PIDS: list[int] = []
 
 
-def watch_far_core(pids=()) -> None:
-    """The core runs through a command: judge this machine as a whole, and count the CPU
-    time of PIDS (the processes running it here, e.g. a guest's qemu) as our own."""
+def watch_far_core(far: bool, pids=()) -> None:
+    """Whether the core runs through a command (set by each run, so that a local run after
+    a far one in the same process is judged as local); if it does, judge this machine as
+    a whole, and count the CPU time of PIDS (the processes running it here, e.g. a guest's
+    qemu) as our own."""
     global _FAR_CORE, _FAR_CORE_PIDS
-    _FAR_CORE, _FAR_CORE_PIDS = True, [int(p) for p in pids]
+    _FAR_CORE, _FAR_CORE_PIDS = far, [int(p) for p in pids] if far else []
 
 
 def _pid_cpu_seconds(pid: int) -> float:

@@ -120,9 +120,6 @@ def handle(args) -> int:
                     % (" and ".join("'%s'" % r for r in args.runs), runs[0].id,
                        runs[0].name))
     if len(runs) < 2 and not args.references and not args.study:
-        if len(args.runs) > 1 and runs:
-            return fail("%s name one run, %s: compare needs two different runs or more"
-                        % (" and ".join(args.runs), runs[0].id))
         return fail("compare needs two runs or more (or --references or --study to set one "
                     "run against the published studies)")
     if args.study and args.csv:

@@ -110,14 +110,14 @@ def _new_runs(variants: list[Variant], opts: Options) -> tuple[list[Run], str]:
     scratch_parent = tempfile.gettempdir()
     env_before = monitor.before_run()
     elsewhere = coreproc.core_command()     # osmeter run --core: the core runs through it
+    # The processes that run a far core here (a guest's qemu) are the benchmark's.
+    pids = [p.strip() for p in os.environ.get("OSMETER_CORE_PIDS", "").split(",")
+            if p.strip().isdigit()] if elsewhere else []
+    monitor.watch_far_core(bool(elsewhere), pids)
     if elsewhere:
         base_info = sysinfo.from_core(coreproc.core_sysinfo(), build, elsewhere)
         # Where the core ran; the monitor watched this machine, not necessarily that one.
         env_before["core_command"] = elsewhere
-        # The processes that run the far core here (a guest's qemu) are the benchmark's.
-        pids = [p.strip() for p in os.environ.get("OSMETER_CORE_PIDS", "").split(",")
-                if p.strip().isdigit()]
-        monitor.watch_far_core(pids)
         if pids:
             env_before["core_pids_counted_as_own"] = pids
     else:
