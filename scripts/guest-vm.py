@@ -130,7 +130,7 @@ def stage_boot(a) -> str:
                        kernel)
     with open(os.path.join(a.cache, "qemu.log"), "w") as out:
         subprocess.run(cmd, check=True, stdout=out, stderr=subprocess.STDOUT)
-    reader = console_reader(console, os.path.join(a.cache, "console.log"))
+    console_reader(console, os.path.join(a.cache, "console.log"))
     deadline = time.monotonic() + a.boot_timeout
     t0 = time.monotonic()
     while time.monotonic() < deadline:
@@ -142,7 +142,6 @@ def stage_boot(a) -> str:
             raise RuntimeError("qemu exited while booting (see %s and console.log)"
                                % os.path.join(a.cache, "qemu.log"))
         time.sleep(3)
-    del reader
     raise RuntimeError("the guest did not answer ssh on 127.0.0.1:%d within %d s (its "
                        "console: %s)" % (a.port, a.boot_timeout,
                                          os.path.join(a.cache, "console.log")))

@@ -43,6 +43,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,8 +57,6 @@ MISSING_OK = {
     "external/public-domain/sqlite/dist/sqlite3.c":
         "the SQLite amalgamation: libsqlite3 and its users (makemandb, apropos) are "
         "left out of the build by a patch",
-    "gnu/dist/gcc4/libgcc/config/libbid/bid_binarydecimal.c":
-        "decimal floating point in libgcc: not built (no decimal float)",
     "external/gpl3/gcc/dist/libgcc/config/libbid/bid_binarydecimal.c":
         "decimal floating point in libgcc: not built (no decimal float)",
     "external/gpl3/binutils/dist/opcodes/m32c-desc.c":
@@ -94,7 +93,6 @@ def stage_extract(a) -> str:
     cat = subprocess.Popen(["git", "--git-dir", a.git, "cat-file", "--batch"],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     # Feed the names from a thread of its own: cat-file answers while it reads.
-    import threading
     feeder = threading.Thread(target=lambda: (cat.stdin.write(
         b"".join(sha.encode() + b"\n" for _, sha, _ in entries)), cat.stdin.close()))
     feeder.start()
