@@ -18,7 +18,7 @@ from osmeter.analysis import compare
 from osmeter.data import references
 from osmeter import studies
 from osmeter.running import suitefile, user_command
-from osmeter.running.catalog import (DEFAULT_SUITE, PRESETS, STUDY_SUITES, SUITES, TIMING_PARAMS,
+from osmeter.running.catalog import (DEFAULT_SUITE, MINUTE, PRESETS, STUDY_SUITES, SUITES, TIMING_PARAMS,
                                      Catalog, CatalogError)
 from osmeter.commands import serve
 from osmeter.analysis.families import mem, ub
@@ -95,14 +95,26 @@ def test_every_suite_named_in_the_core_is_known_and_every_known_suite_is_used(ca
             assert s in SUITES, "%s: suite %r in its C table is not in catalog.SUITES (%s)" \
                 % (b["id"], s, ", ".join(SUITES))
             used.add(s)
-    # "studies" is the union of the five study suites (catalog.STUDY_SUITES), named by none.
-    assert used | {"studies"} == set(SUITES), \
-        "suites no benchmark belongs to: %s" % (set(SUITES) - used - {"studies"})
+    # "studies" is the union of the five study suites (catalog.STUDY_SUITES) and "minute"
+    # a list in catalog.py: the core's tables name neither.
+    assert used | {"studies", "minute"} == set(SUITES), \
+        "suites no benchmark belongs to: %s" % (set(SUITES) - used - {"studies", "minute"})
     assert set(catalog.suite("studies")) == {b["id"] for b in catalog.benches
                                             if set(b["suites"]) & set(STUDY_SUITES)}
     assert DEFAULT_SUITE in SUITES
     for name, (_, preset) in SUITES.items():
         assert preset in PRESETS, (name, preset)
+
+
+def test_the_minute_suite_is_part_of_the_quick_suite_and_fits_its_minute(catalog):
+    """Its rows compare with a quick run's (same benchmarks, same sizes), and the core's
+    declared times at 5 repetitions leave room in the minute for checks and start-up."""
+    minute = catalog.suite("minute")
+    assert sorted(minute) == sorted(MINUTE), set(MINUTE) - set(minute)
+    assert set(minute) <= set(catalog.suite("quick"))
+    assert SUITES["minute"][1] == SUITES["quick"][1] == "quick"
+    declared = 5 * sum(catalog.estimates(b)["quick"] for b in minute)
+    assert declared <= 45, "%.1f s declared for 5 repetitions" % declared
 
 
 def test_the_suites_the_docs_list_are_the_suites(catalog):

@@ -84,6 +84,27 @@ def test_readme_install_with_pipx(home):
     _works(h / ".local" / "bin" / "osmeter", env)
 
 
+@pytest.mark.long      # pip builds the core twice: over a minute on a busy VM
+@pytest.mark.skipif(shutil.which("pipx") is None or shutil.which("git") is None,
+                    reason="pipx or git is not installed (apt-get install pipx git)")
+def test_readme_install_from_a_git_url_and_from_a_wheel(home, tmp_path):
+    """`pipx install "git+$URL"` from a repository (a file:// clone stands in for the
+    public one), and the wheel line's wheel installed where no source tree is."""
+    src, h, env = home
+    for cmd in ("git init -q -b main", "git add -A",
+                "git -c user.name=t -c user.email=t@localhost commit -qm tree"):
+        _run(cmd, src, env)
+    lines = readme_install_lines()
+    _run(next(l for l in lines if "git+$URL" in l), tmp_path,
+         dict(env, URL="file://%s" % src))
+    _works(h / ".local" / "bin" / "osmeter", env)
+    _run(next(l for l in lines if "python3 -m venv" in l), src, env)
+    _run(next(l for l in lines if " wheel " in l), src, env)
+    wheel = next((src / "dist").glob("osmeter-*.whl"))
+    _run("pipx uninstall osmeter && pipx install %s" % wheel, tmp_path, env)
+    _works(h / ".local" / "bin" / "osmeter", env)
+
+
 def test_bootstrap_skips_the_install_when_nothing_changed(home):
     src, h, env = home
     first = _run("sh scripts/bootstrap.sh", src, env)

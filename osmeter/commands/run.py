@@ -200,8 +200,10 @@ def prepare(args):
                         command=command_line(), until_ci=args.until_ci,
                         max_runs=args.max_runs, until_decided=args.until_decided,
                         against=against)
-    will_skip = needs.skips([(it.result_id, it.bench, plan.effective_params(catalog, it, v))
-                             for it in items for v in variants])
+    # What this host lacks says nothing of a core run elsewhere (--core): it skips there.
+    will_skip = [] if args.core else needs.skips(
+        [(it.result_id, it.bench, plan.effective_params(catalog, it, v))
+         for it in items for v in variants])
     skipping = frozenset(s.bench for s in will_skip)
     estimates = remembered(catalog, store)
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
