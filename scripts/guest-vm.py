@@ -52,7 +52,7 @@ KEY_DIR = "/var/cache/osmeter-bsd"
 GUESTS = {
     "netbsd": {"image": "/var/cache/osmeter-netbsd/netbsd.img",
                "core": "/var/cache/osmeter-netbsd/core",
-               "power_off": "shutdown -p now"},
+               "power_off": "/sbin/shutdown -p now"},
     "linux": {"image": "/var/cache/osmeter-linux-guest/linux.img",
               "core": os.path.join(REPO, "core", "build"),
               "power_off": "systemctl poweroff"},
@@ -80,8 +80,11 @@ def qemu_pid(a) -> int | None:
     try:
         pid = int(open(os.path.join(a.cache, "qemu.pid")).read().strip())
         os.kill(pid, 0)
+        with open("/proc/%d/stat" % pid) as f:     # exited, not yet reaped: gone
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return None
         return pid
-    except (OSError, ValueError):
+    except (OSError, ValueError, IndexError):
         return None
 
 
@@ -207,28 +210,37 @@ def stage_run(a) -> str:
 
 def stage_stop(a) -> str:
     pid = qemu_pid(a)
+    said = "stopped"
     if pid:
+        t0 = time.monotonic()
+        command = GUESTS[a.guest]["power_off"]
         try:
-            subprocess.run(ssh_words(a) + [GUESTS[a.guest]["power_off"]], capture_output=True,
-                           timeout=30)
+            r = subprocess.run(ssh_words(a) + [command], capture_output=True, text=True,
+                               timeout=30)
+            # 255: the connection closed under it as the guest went down
+            answer = r.stderr.strip() if r.returncode not in (0, 255) else ""
         except subprocess.TimeoutExpired:
-            pass
-        for _ in range(60):
+            answer = "no answer in 30 s"
+        for _ in range(600):
             if not qemu_pid(a):
                 break
-            time.sleep(1)
+            time.sleep(0.1)
         if qemu_pid(a):
             os.kill(pid, signal.SIGKILL)
             for _ in range(50):
                 if not qemu_pid(a):
                     break
                 time.sleep(0.1)
+            said = "'%s' did not power it off in 60 s%s: qemu killed" % (
+                command, " (%s)" % answer if answer else "")
+        else:
+            said = "powered off by '%s' in %.0f s" % (command, time.monotonic() - t0)
     for name in ("overlay.qcow2", "qemu.pid", "console.sock"):
         try:
             os.unlink(os.path.join(a.cache, name))
         except FileNotFoundError:
             pass
-    return "stopped" if pid else "nothing was running"
+    return said if pid else "nothing was running"
 
 
 def main(argv=None) -> int:

@@ -29,10 +29,10 @@ build.sh stage resumes where make stopped, since build.sh is run with -u):
   core      osmeter's core built with the tree's cross-compiler (x86_64--netbsd-gcc)
             against the tree's own libc in DESTDIR: CACHE/core/osmeter-core
 
-Nothing is written into the repository.  scripts/netbsd-vm.py boots the image and runs a
-suite on it.  The build takes hours on 2 cores: run it in the background (nohup), never
-in CI.  Exit status: 0 when every stage asked for is done, 1 when one failed (its log
-says why), 2 when it cannot start here (no tree, no compiler).
+Nothing is written into the repository.  scripts/guest-vm.py --guest netbsd boots the
+image and runs a suite on it.  The build takes hours on 2 cores: run it in the background
+(nohup), never in CI.  Exit status: 0 when every stage asked for is done, 1 when one
+failed (its log says why), 2 when it cannot start here (no tree, no compiler).
 """
 from __future__ import annotations
 

@@ -162,15 +162,65 @@ def test_a_profile_from_the_compared_runs_is_said_and_keeps_the_estimator():
         v, w = a.cells[1].verdict, b.cells[1].verdict
         assert v.ratio == w.ratio
         assert w.ratio_high - w.ratio_low >= v.ratio_high - v.ratio_low
-        assert w.df <= len(profile.runs) - 1
+        assert w.df <= 2 * (len(profile.runs) - 1)
 
 
 def test_the_degrees_of_freedom_stay_capped_at_the_profiles():
-    """The profile knows the between-run part with runs - 1 degrees of freedom, and the
+    """The profile knows the between-run part with its degrees of freedom, and the
     test (and what "~N repetitions" promises, through the same `welch`) no better."""
     parts = [(0.01 / 5, 4), (0.01 / 5, 4)]
     assert sig.welch(parts, sig.Between(1e-6, 2))[1] == 2
     assert sig.welch(parts)[1] == pytest.approx(8.0)
+
+
+def _spread_of_estimates(rows, seeds, pooled):
+    """How far 3-run estimates of a 3% between-run spread stray (sd of log tau2 over
+    rows and seeds), and the degrees of freedom they carry."""
+    logs, dfs = [], set()
+    for seed in seeds:
+        runs = runs_of_one_system(3, random.Random(seed), tau=0.03, rows=rows)
+        old = noise.moderate
+        if not pooled:
+            noise.moderate = lambda rows: None
+        try:
+            p = noise.estimate(runs, "p")
+        finally:
+            noise.moderate = old
+        for k, c in p.components.items():
+            if k.startswith("row:") and c.tau2 > 0:
+                logs.append(math.log(c.tau2))
+                dfs.add(c.df)
+    mean = sum(logs) / len(logs)
+    return math.sqrt(sum((x - mean) ** 2 for x in logs) / len(logs)), dfs
+
+
+def test_rows_alike_pool_their_between_run_noise_and_gain_degrees_of_freedom():
+    """Issue 40: 3 runs give each row's between-run variance 2 degrees of freedom, too few
+    for a 3x slowdown to fail the gate.  Rows whose estimates are as alike as chance
+    allows are drawn together: each estimate strays less and counts at most twice its
+    own degrees of freedom (bench/stats_claims.py 9: the 3x slowdown fails in 100%)."""
+    plain, plain_df = _spread_of_estimates(30, range(4), pooled=False)
+    pooled, pooled_df = _spread_of_estimates(30, range(4), pooled=True)
+    assert plain_df == {2} and pooled < 0.5 * plain
+    assert pooled_df and all(2 < df <= 4 for df in pooled_df), pooled_df
+    # Too few rows to tell how alike they are: each keeps its own.
+    assert _spread_of_estimates(noise.MODERATE_MIN_ROWS - 1, range(2), pooled=True)[1] == {2}
+
+
+def test_a_row_noisier_than_its_kind_keeps_its_own_estimate():
+    """Pooling must not hide a row that varies between runs far more than the others
+    (the limma robust rule): its own estimate and degrees of freedom stand."""
+    runs = runs_of_one_system(3, random.Random(4), tau=0.01, rows=30)
+    rng = random.Random(5)
+    for run in runs:                                  # row 0 moves by 30% between runs
+        shift = math.exp(rng.gauss(0, 0.3))
+        for smp in run.results[0].samples:
+            smp.value *= shift
+    p = noise.estimate(runs, "p")
+    c = p.components[noise.row_key("syscall.r0", "latency", None)]
+    assert c.df == 2 and c.tau2 == pytest.approx(
+        c.run_means_var - c.within_of_mean, rel=1e-9)
+    assert sum(1 for k, o in p.components.items() if k.startswith("row:") and o.df > 2) >= 25
 
 
 def test_history_uses_only_comparable_runs_names_them_and_says_when_too_few(tmp_path):

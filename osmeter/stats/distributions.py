@@ -5,6 +5,8 @@
   on the log scale once between-run noise is part of the variance.
 * Chi-square: how far a spread estimated from n repetitions strays above the true one
   (the limit beyond which a result is imprecise, osmeter/analysis/precision.py).
+* Digamma and trigamma: the mean and variance of the log of a chi-square variable, with
+  which between-run variances of many rows are pooled (osmeter/analysis/noise.py).
 
 The t distribution goes through the regularised incomplete beta function, evaluated by
 its continued fraction (Lentz's method), which converges fast everywhere it is used.
@@ -163,3 +165,46 @@ def chi2_quantile(p: float, df: float) -> float:
         if hi - lo < 1e-12 * max(1.0, hi):
             break
     return (lo + hi) / 2.0
+
+
+def f_sf(f: float, d1: float, d2: float) -> float:
+    """P(X > f) for X ~ F(d1, d2)."""
+    if f <= 0:
+        return 1.0
+    return incomplete_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
+
+
+def digamma(x: float) -> float:
+    """psi(x) = d/dx log Gamma(x), x > 0: recurrence up to 6, then the asymptotic series."""
+    out = 0.0
+    while x < 6.0:
+        out -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    return out + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f / 240)))
+
+
+def trigamma(x: float) -> float:
+    """psi'(x), x > 0: recurrence up to 6, then the asymptotic series."""
+    out = 0.0
+    while x < 6.0:
+        out += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    return out + 1.0 / x + f / 2.0 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
+
+
+def trigamma_inverse(y: float) -> float:
+    """The x > 0 with trigamma(x) = y (trigamma decreases from infinity to 0), by
+    bisection on a log scale."""
+    if y <= 0:
+        raise ValueError("trigamma takes only positive values, not %r" % y)
+    lo, hi = 1e-8, 1.0
+    while trigamma(hi) > y:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if trigamma(mid) > y else (lo, mid)
+        if hi / lo < 1 + 1e-12:
+            break
+    return math.sqrt(lo * hi)
