@@ -267,6 +267,9 @@ const char *om_limit_bound(int resource);
 /* A system-wide cap by its sysctl name (kern.maxproc, kern.maxfiles, ...), or -1 where
  * the system has no such sysctl (Linux: its caps are in /proc). */
 long long om_system_cap(const char *name);
+/* File slots free system-wide (Linux fs.file-max less those allocated; the BSDs and macOS
+ * kern.maxfiles less those open, where told), or -1 where unknown; *how says from what. */
+long long om_free_file_slots(char *how, size_t len);
 /* Free memory in bytes from sysctl (FreeBSD, macOS, NetBSD), or physical memory where
  * free is not told; -1 where neither is (Linux: /proc/meminfo).  *how names the source. */
 long long om_system_free_memory(char *how, size_t len);

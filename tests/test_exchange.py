@@ -301,6 +301,21 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path, sto
     assert code == 2 and "larger than 128 MiB" in err and err.count("\n") == 1
 
 
+def test_a_gzipped_document_is_read_and_a_broken_one_refused(tmp_path, store_with_a_run):
+    """examples/ keeps its large runs gzipped: import, show and compare read them as they
+    are; a truncated one gets one line, and nothing is stored."""
+    import gzip
+    plain, packed, broken = (tmp_path / n for n in ("new.json", "new.json.gz", "cut.json.gz"))
+    exchange.write_run_file(make_run("new", "new"), plain)
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    broken.write_bytes(packed.read_bytes()[:200])
+    code, err = _main("--db", store_with_a_run, "import", broken)
+    assert code == 2 and "not a readable gzip file" in err and err.count("\n") == 1, err
+    assert [r["id"] for r in Store(store_with_a_run).list_runs()] == ["kept"]
+    assert _main("--db", store_with_a_run, "import", packed)[0] == 0
+    assert exchange.read_run_file(packed).results == exchange.read_run_file(plain).results
+
+
 def test_several_files_are_all_checked_before_any_is_stored(tmp_path, store_with_a_run):
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     exchange.write_run_file(make_run("new", "new"), good)

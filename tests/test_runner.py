@@ -141,3 +141,22 @@ def test_a_round_slower_than_the_earlier_ones_slows_the_rest():
     left = eta.remaining_seconds(c, items, 1, items[1], 2, 1, took)
     assert left == pytest.approx(10 * (20 + prior) / (10 + prior))
     assert eta.drift(items, took, 0, 1) == 1.0          # the first round: nothing to say
+
+
+def test_a_far_core_is_timed_by_the_far_machines_own_runs(monkeypatch):
+    """With --core the ETA remembers the runs of the machine the core runs on (a guest
+    took 8 minutes where this host's timings said 2)."""
+    from osmeter.commands import run as run_command
+    from osmeter.running import coreproc
+    asked = []
+
+    class Store:
+        def recent_timings(self, host):
+            asked.append(host)
+            return []
+
+    monkeypatch.setattr(coreproc, "core_sysinfo", lambda: {"uname": {"nodename": "guest"}})
+    run_command.remembered(fake_catalog(), Store(), far=True)
+    run_command.remembered(fake_catalog(), Store())
+    import socket
+    assert asked == ["guest", socket.gethostname()]

@@ -353,6 +353,16 @@ static long long curve_cap(struct curve *c, long long max, long long nofile, con
                  "allow %lld idle connections", nofile, om_limit_bound(RLIMIT_NOFILE), cap);
         c->stopped = c->stopbuf;
     }
+    /* System-wide: the client and the server hold a descriptor each per connection
+     * (NetBSD's default kern.maxfiles, 3404 with 2 GiB, ends a 2,000-connection curve). */
+    char how[96];
+    long long free_slots = om_free_file_slots(how, sizeof how);
+    if (free_slots >= 0 && cap > free_slots / 2 - 32) {
+        cap = free_slots / 2 - 32 > 0 ? free_slots / 2 - 32 : 0;
+        snprintf(c->stopbuf, sizeof c->stopbuf, "%s: the system's free file slots allow "
+                 "%lld idle connections (client and server hold one each)", how, cap);
+        c->stopped = c->stopbuf;
+    }
     if (cap > c->sc.probe->capacity - 1) {
         cap = c->sc.probe->capacity - 1;
         if (strcmp(mech, "select") == 0)

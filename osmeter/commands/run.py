@@ -205,7 +205,7 @@ def prepare(args):
         [(it.result_id, it.bench, plan.effective_params(catalog, it, v))
          for it in items for v in variants])
     skipping = frozenset(s.bench for s in will_skip)
-    estimates = remembered(catalog, store)
+    estimates = remembered(catalog, store, far=bool(args.core))
     print("osmeter: %d benchmark(s) x %s repetition(s)%s -> %s; about %s"
           % (len(items), "%d..%d (until +-%g%%)" % (runs, args.max_runs, args.until_ci)
              if args.until_ci else "%d..%d (until a %g%% slowdown can be told)" % (
@@ -260,11 +260,18 @@ def summarise(args, done, kept, store) -> int:
     return 1 if failed or unwritten else 0
 
 
-def remembered(catalog: Catalog, store) -> eta.Remembered:
-    """What benchmarks took in the latest runs on this host, for the ETA (none when the
-    store cannot say: the declared estimates then)."""
+def remembered(catalog: Catalog, store, far: bool = False) -> eta.Remembered:
+    """What benchmarks took in the latest runs on the machine measured (this host, or
+    with --core the one the core runs on), for the ETA (none when the store cannot say:
+    the declared estimates then)."""
+    host = socket.gethostname()
+    if far:
+        try:
+            host = (coreproc.core_sysinfo().get("uname") or {}).get("nodename") or host
+        except coreproc.CoreError:
+            pass
     try:
-        timings = store.recent_timings(socket.gethostname())
+        timings = store.recent_timings(host)
     except StoreError:
         timings = []
     return eta.Remembered(catalog, timings)

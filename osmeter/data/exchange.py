@@ -13,11 +13,14 @@ field, e.g. `run.json: results[3].summary.median: not a finite number`.
 from __future__ import annotations
 
 import functools
+import gzip
+import io
 import json
 import math
 import os
 import re
 import sys
+import zlib
 from pathlib import Path
 
 from . import schema, selection, writes
@@ -300,6 +303,12 @@ def read_document_text(path: str | os.PathLike) -> str:
             data = f.read(MAX_DOCUMENT_BYTES + 1)
     except OSError as e:
         raise ExchangeError("cannot read %s: %s" % (path, e.strerror)) from None
+    if data[:2] == b"\x1f\x8b":          # gzip (examples/ keeps its large runs so)
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                data = g.read(MAX_DOCUMENT_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ExchangeError("%s is not a readable gzip file (%s)" % (path, e)) from None
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ExchangeError("%s is larger than %d MiB, more than any results document"
                             % (path, MAX_DOCUMENT_BYTES >> 20))
