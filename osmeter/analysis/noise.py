@@ -164,14 +164,16 @@ def between_run_variance(per_run: list[list[float]]) -> Component | None:
                      run_means_var=variance(means), within_of_mean=fmean(within_of_mean))
 
 
-# Pooling the rows' between-run variances (`moderate`).  With fewer rows their spread
-# says too little about how alike they are.  A row gains at most as many degrees of
-# freedom as it has (MODERATE_MAX_GAIN): pooled without that bound, real runs' rows,
-# unlike each other, gave 10% of A/A comparisons a false verdict (bench/stats_claims.py
-# 11).  A row whose own variance is this unlikely under its kind's keeps its own.
+# Pooling the rows' between-run variances (`moderate`), measured by simulation
+# (bench/stats_claims.py 9 and 11).  Too few rows say too little about how alike they
+# are.  Rows whose spreads differ more than a prior of one shape allows (d0 below
+# MODERATE_MIN_D0) are not pooled: pooled, log-normally unlike rows gave 6.5% of A/A
+# comparisons a false verdict.  A row gains at most as many degrees of freedom as it has.
+# A row whose own variance is this unlikely under its kind's keeps its own.
 MODERATE_MIN_ROWS = 8
+MODERATE_MIN_D0 = 4.0
 MODERATE_MAX_DF = 100.0
-MODERATE_CONFIDENCE = 0.9
+MODERATE_CONFIDENCE = 0.5     # the residuals' variance at its chi-square median
 MODERATE_MAX_GAIN = 1.0
 MODERATE_OUTLIER = 0.05
 
@@ -183,7 +185,7 @@ def moderate(rows: list[Component]) -> float | None:
     show (a trend on the log scale: a row noisier inside a run is noisier between runs),
     by as much as the rows' estimates are more alike than their chance spread allows,
     and gains that many degrees of freedom (d0, at most its own).  Rows that differ
-    among themselves more than chance leave d0 small and the rows nearly as they were,
+    among themselves far more than chance (d0 < MODERATE_MIN_D0) are left as they were,
     and a row that stands out above its kind (robust, as limma's robust=TRUE) keeps its
     own.  Changes each row's tau2 and df in place; returns d0, or None when too few rows
     allow it."""
@@ -195,17 +197,20 @@ def moderate(rows: list[Component]) -> float | None:
     e = [math.log(c.run_means_var) - digamma(k / 2) + math.log(k / 2) for c, k in zip(use, d)]
     fit, nparam = _trend(e, [c.within_of_mean for c in use])
     resid = [a - b for a, b in zip(e, fit)]
-    # The rows' spread beyond chance, at its 90% upper bound (the residuals' variance is
-    # itself estimated from few rows): fewer rows pool less.
+    # The rows' spread beyond what chance gives each row's estimate.
     dfr = len(use) - nparam
     spread = sum(r * r for r in resid) / chi2_quantile(1 - MODERATE_CONFIDENCE, dfr)
     excess = spread - fmean(trigamma(k / 2) for k in d)
     d0 = MODERATE_MAX_DF if excess <= 0 else min(MODERATE_MAX_DF, 2 * trigamma_inverse(excess))
+    if d0 < MODERATE_MIN_D0:
+        return d0               # rows too unlike for a prior of one shape: each keeps its own
     for c, k, f in zip(use, d, fit):
-        gain = min(d0, k * MODERATE_MAX_GAIN)
-        prior = math.exp(f + digamma(gain / 2) - math.log(gain / 2))
-        if f_sf(c.run_means_var / prior, k, gain) < MODERATE_OUTLIER:
+        # The prior's scale from its own degrees of freedom (d0); the row gives it at most
+        # the weight of its own.
+        prior = math.exp(f + digamma(d0 / 2) - math.log(d0 / 2))
+        if f_sf(c.run_means_var / prior, k, d0) < MODERATE_OUTLIER:
             continue            # a row noisier than its kind: its own estimate stands
+        gain = min(d0, k * MODERATE_MAX_GAIN)
         pooled = (gain * prior + k * c.run_means_var) / (gain + k)
         c.tau2 = max(0.0, pooled - c.within_of_mean)
         c.df = k + gain

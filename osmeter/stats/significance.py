@@ -13,7 +13,7 @@ medians between two runs on the log scale (a ratio of speeds is a shift of logs)
   below p = 0.0079 with 5 against 5 repetitions, and over Student's pooled t, which is
   liberal at small alpha when the two runs' spreads differ; docs/statistics.md).  With a
   between-run noise profile (osmeter.analysis.noise) its variance is added and the degrees of
-  freedom are capped at the profile's runs - 1.
+  freedom are capped at the profile's (runs - 1, up to twice that where its rows are pooled).
 * **Ratio**: the Hodges–Lehmann estimate (median of all pairwise differences of speed
   logs: one odd repetition does not swing it), with the (1 - alpha) Welch interval of
   the shift; the same estimator with or without a profile.
@@ -44,7 +44,7 @@ EXACT_LIMIT = 60      # exact U distribution without ties when both sides have <
 EXACT_TIES_LIMIT = 40  # exact conditional distribution with ties up to this many values
 T_METHOD = ("Welch t on log per-repetition medians (Satterthwaite df); "
             "Hodges-Lehmann ratio")
-T_NOISE_METHOD = T_METHOD + "; between-run noise added (df at most the profile's runs - 1)"
+T_NOISE_METHOD = T_METHOD + "; between-run noise added (df at most the profile's)"
 RANK_METHOD = "Mann-Whitney U (exact) on the per-repetition values: not all positive, no ratio"
 
 # ---- Mann–Whitney U --------------------------------------------------------------------
@@ -164,7 +164,8 @@ def hodges_lehmann(base_s: list[float], other_s: list[float]) -> float:
 @dataclass
 class Between:
     """Variance of the between-run part of a log ratio (two runs: twice one run's), with
-    its degrees of freedom (the profile's runs - 1), from osmeter.analysis.noise."""
+    its degrees of freedom (the profile's runs - 1, more where its rows are pooled), from
+    osmeter.analysis.noise."""
     var: float
     df: float
 
@@ -207,8 +208,8 @@ def welch(parts, between: Between | None = None) -> tuple[float, float]:
     [(variance, df)] and the between-run part, if any: Satterthwaite's, the degrees of
     freedom capped at the between part's (an estimate from R runs knows the between-run
     part no better than R - 1 degrees of freedom allow, however many repetitions each
-    run has); the one rule for the tests and for the repetitions that would decide
-    them.  (Weighing the between part's degrees of freedom by the 95% upper bound of its
+    run has; pooling a profile's rows, noise.moderate, adds what the other rows tell);
+    the one rule for the tests and for the repetitions that would decide them.  (Weighing the between part's degrees of freedom by the 95% upper bound of its
     run means' variance instead let a 3x slowdown with a 3-run history fail, but gave
     8.7% A/A comparisons with a false verdict, stated 5%: bench/stats_claims.py 5, 9.)"""
     se, df = satterthwaite(parts + ([(between.var, between.df)] if between else []))
