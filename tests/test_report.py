@@ -249,3 +249,17 @@ def test_table_cells_never_break_inside_a_word():
     assert "anywhere" not in cells and "break-all" not in html.CSS
     text, _ = html.render(compare.compare(runs3()))
     assert text.count("<table") == text.count('<div class="scroll"><table')
+
+
+def test_a_sweep_skipped_in_one_run_is_shown_beside_the_others_points():
+    """NetBSD skipped fs.bonnie.* (a sweep) where Linux measured it: the skipped result has
+    no x, and the report's sweep table stopped with a TypeError on it (issue 39)."""
+    from osmeter.data.model import Result
+    a, b = make_run("ra", "linux", seed=1), make_run("rb", "netbsd", seed=2)
+    b.results = [r for r in b.results if r.bench != "mem.read"] + [Result(
+        bench="mem.read", metric="bandwidth", unit="MB/s", better="higher", shape="sweep",
+        x_name="bytes", status="skipped", reason="cannot make the cache cold here")]
+    text, _ = html.render(compare.compare([a, b]))
+    section = text[text.index("mem.read bandwidth: "):]
+    assert "4 sizes, bytes 4 KiB–16 MiB" in section[:200], section[:200]
+    assert "cannot make the cache cold here" in text

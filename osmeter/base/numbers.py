@@ -122,7 +122,10 @@ def is_size(name: str | None) -> bool:
 
 
 def coordinate(x, name: str | None) -> str:
-    """An x value as its name says: sizes as sizes, counts as numbers."""
+    """An x value as its name says: sizes as sizes, counts as numbers; '—' for none (a
+    skipped sweep's result has no x)."""
+    if x is None:
+        return "—"
     return size(x) if is_size(name) and x > 0 else number(x)
 
 

@@ -278,7 +278,9 @@ def _category_table(cmp, cat: str, common) -> str:
         if key in done:
             continue
         done.add(key)
-        points = sweeps[key]
+        # A run that skipped the sweep adds a point without x: its reason, listed last.
+        points = sorted(sweeps[key], key=lambda p: p.x is None)
+        sized = [p for p in points if p.x is not None] or points
         inner = _table(["%s" % (row.x_name or "x")] + head[1:],
                        [["<td>%s</td>" % escape(numbers.coordinate(p.x, p.x_name))] +
                         _value_cells(cmp, p, common) + [_notes_cell(p.notes)] for p in points],
@@ -287,9 +289,9 @@ def _category_table(cmp, cat: str, common) -> str:
             "%s %s" % (row.bench, row.metric)
         notes = list(dict.fromkeys(n for p in points for n in p.notes))
         summary = "%s: %d sizes, %s %s–%s (show every size)" % (
-            label, len(points), row.x_name or "x",
-            numbers.coordinate(points[0].x, row.x_name),
-            numbers.coordinate(points[-1].x, row.x_name))
+            label, len(sized), row.x_name or "x",
+            numbers.coordinate(sized[0].x, row.x_name),
+            numbers.coordinate(sized[-1].x, row.x_name))
         if notes:
             summary += "; %d note%s" % (len(notes), "" if len(notes) == 1 else "s")
         rows.append(['<td class="fold" colspan="%d"><details><summary>%s</summary>%s'
