@@ -2,7 +2,7 @@
  * Raising a soft resource limit to the hard one: the descriptor and process limits that
  * end the curves of ctx.c, http.c and scale.c and size the HTTP server's table.  Also
  * the system-wide caps the scalability benchmarks respect, from sysctl where there is
- * no /proc (the BSDs, macOS).
+ * no /proc (the BSDs, macOS), and the free file slots scale.c and http.c stay within.
  */
 #define _GNU_SOURCE
 #include "harness.h"

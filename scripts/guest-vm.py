@@ -80,12 +80,15 @@ def qemu_pid(a) -> int | None:
     try:
         pid = int(open(os.path.join(a.cache, "qemu.pid")).read().strip())
         os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    try:
         with open("/proc/%d/stat" % pid) as f:     # exited, not yet reaped: gone
             if f.read().rsplit(")", 1)[1].split()[0] == "Z":
                 return None
-        return pid
-    except (OSError, ValueError, IndexError):
-        return None
+    except (OSError, IndexError):
+        pass                                       # no /proc to tell: it runs
+    return pid
 
 
 def ssh_answers(a) -> bool:

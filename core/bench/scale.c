@@ -134,25 +134,11 @@ static void limit_descriptors(struct om_ctx *ctx, struct budget *b, long long pe
         budget_cap(b, (nofile - lowest_free - 64) / per_object,
                    "RLIMIT_NOFILE at %lld descriptors (%s)", nofile,
                    om_limit_bound(RLIMIT_NOFILE));
-    long long nr[3];
-    if (read_ints("/proc/sys/fs/file-nr", nr, 3) == 3) {
-        om_note(ctx, "limit", "fs.file-nr %lld allocated of %lld", nr[0], nr[2]);
-        budget_cap(b, (nr[2] - nr[0]) / 2 / per_object,
-                   "fs.file-max (half of the %lld free descriptors)", nr[2] - nr[0]);
-    }
-    /* The BSDs and macOS: kern.maxfiles, less the files open (FreeBSD kern.openfiles,
-     * macOS kern.num_files, OpenBSD kern.nfiles; NetBSD does not say) */
-    long long maxfiles = om_system_cap("kern.maxfiles"), open_now = -1;
-    if (maxfiles > 0) {
-        static const char *const open_counts[] = {"kern.openfiles", "kern.num_files",
-                                                  "kern.nfiles"};
-        for (int i = 0; i < 3 && open_now < 0; i++)
-            open_now = om_system_cap(open_counts[i]);
-        om_note(ctx, "limit", "kern.maxfiles %lld", maxfiles);
-        if (open_now >= 0)
-            om_note(ctx, "limit", "%lld files open system-wide", open_now);
-        budget_cap(b, (maxfiles - (open_now > 0 ? open_now : 0)) / 2 / per_object,
-                   "kern.maxfiles %lld (half of the free file slots)", maxfiles);
+    char how[96];
+    long long free_slots = om_free_file_slots(how, sizeof how);
+    if (free_slots >= 0) {
+        om_note(ctx, "limit", "%s", how);
+        budget_cap(b, free_slots / 2 / per_object, "%s (half of the free file slots)", how);
     }
 }
 

@@ -58,6 +58,7 @@ def core_path() -> Path:
 
 # The command the core is run through (a list of words), or None for the local core.
 _through: list[str] | None = None
+_far_sysinfo: dict | None = None     # the far core's sysinfo, within one `through` block
 
 
 def parse_core_command(command: str) -> list[str]:
@@ -77,13 +78,14 @@ def parse_core_command(command: str) -> list[str]:
 def through(command: str | None):
     """Inside the block every core command runs through `command` (None: the local
     core).  The command is checked first; CoreError when it is not one."""
-    global _through
-    saved = _through
+    global _through, _far_sysinfo
+    saved = _through, _far_sysinfo
     _through = parse_core_command(command) if command is not None else None
+    _far_sysinfo = None
     try:
         yield
     finally:
-        _through = saved
+        _through, _far_sysinfo = saved
 
 
 def core_command() -> str | None:
@@ -139,8 +141,15 @@ def core_version() -> dict:
 
 
 def core_sysinfo() -> dict:
-    """The raw description of the system the core runs on (`osmeter-core sysinfo`)."""
-    return _json_answer(["sysinfo"])
+    """The raw description of the system the core runs on (`osmeter-core sysinfo`); a
+    far core's is asked once inside its `through` block (the ETA and the run both need
+    it, and each asking is a round trip)."""
+    global _far_sysinfo
+    if _through is None:
+        return _json_answer(["sysinfo"])
+    if _far_sysinfo is None:
+        _far_sysinfo = _json_answer(["sysinfo"])
+    return _far_sysinfo
 
 
 def list_benchmarks() -> list[dict]:
