@@ -10,6 +10,9 @@ REPO = Path(__file__).resolve().parent.parent
 def osmeter(*args, db=None, check=None, timeout=300, env=None, **kw):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(REPO) + os.pathsep + e.get("PYTHONPATH", "")
+    # A terminal of 100 columns, whatever ran pytest (a terminal, CI, an xdist worker):
+    # the wrapping of what the tests read does not depend on where they ran.
+    e["COLUMNS"] = "100"
     if db is not None:
         e["OSMETER_DB"] = str(db)
     if env:

@@ -110,6 +110,51 @@ def test_the_repetitions_bound_the_noise_of_a_short_series():
     assert history.analyse(medians).changes != []
 
 
+def history_of(rng, rows, stepped, before, after, step, between, within=0.03):
+    """`rows` series over the same runs (the first `stepped` go up by `step` after
+    `before` runs), analysed with and without the history's priors."""
+    data = [runs_of([1.0] * before + [1.0 + (step if r < stepped else 0.0)] * after,
+                    between=between, within=within, seed=rng.randrange(1 << 30))
+            for r in range(rows)]
+    priors = history.priors([history.own_variance(m, x) for m, x in data])
+    return ([history.analyse(m, 1, x, pr) for (m, x), pr in zip(data, priors)],
+            [history.analyse(m, 1, x) for m, x in data])
+
+
+def test_a_history_pools_its_series_noise_and_finds_a_10_percent_step_sooner():
+    """Issue 40: a 10% step at CV 3%, runs 1% apart beyond their repetitions, 2 runs after
+    it, 12 histories of 20 series, 4 of them stepped (48 stepped series): alone a series
+    finds it in 30, pooled with the history's other series in 41 (with this seed)."""
+    rng = random.Random(40)
+    pooled = alone = 0
+    for _ in range(12):
+        with_prior, without = history_of(rng, 20, 4, 5, 2, 0.10, between=0.01)
+        pooled += sum(any(abs(c.at - 5) <= 1 for c in a.changes) for a in with_prior[:4])
+        alone += sum(any(abs(c.at - 5) <= 1 for c in a.changes) for a in without[:4])
+    assert pooled >= 38 and pooled >= alone + 6
+
+
+def test_pooled_steady_series_rarely_change():
+    """20 histories of 20 steady series of 8 runs (400 series): about 1% false alarms of
+    any kind at most (9 or more of 400 has a chance below 1% at a 1% rate)."""
+    rng = random.Random(41)
+    false = 0
+    for _ in range(20):
+        false += sum(bool(a.changes) for a in history_of(rng, 20, 0, 8, 0, 0.0, 0.03)[0])
+    assert false <= 8
+
+
+def test_a_series_noisier_than_its_kind_keeps_its_own_noise():
+    rng = random.Random(42)
+    data = [runs_of([1.0] * 8, between=0.01, seed=rng.randrange(1 << 30))
+            for _ in range(19)]
+    data.append(runs_of([1.0] * 8, between=0.30, seed=7))
+    priors = history.priors([history.own_variance(m, x) for m, x in data])
+    assert priors[-1] is None and all(p is not None for p in priors[:-1])
+    # too few series to tell how alike they are: none pooled
+    assert history.priors([history.own_variance(m, x) for m, x in data[:5]]) == [None] * 5
+
+
 def test_too_few_runs_are_said_so():
     assert history.analyse([1.0, 2.0, 3.0]).too_few
 

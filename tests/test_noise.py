@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from osmeter.stats import significance as sig
+from osmeter.stats import pooling, significance as sig
 
 from osmeter import cli
 from osmeter.analysis import compare, noise
@@ -204,7 +204,7 @@ def test_rows_alike_pool_their_between_run_noise_and_gain_degrees_of_freedom():
     assert plain_df == {2} and pooled < 0.5 * plain
     assert max(pooled_df) > 2 and all(2 <= df <= 4 for df in pooled_df), pooled_df
     # Too few rows to tell how alike they are: each keeps its own.
-    assert _spread_of_estimates(noise.MODERATE_MIN_ROWS - 1, range(2), pooled=True)[1] == {2}
+    assert _spread_of_estimates(pooling.MIN_ROWS - 1, range(2), pooled=True)[1] == {2}
 
 
 def test_rows_too_unlike_each_other_are_not_pooled():

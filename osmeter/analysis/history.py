@@ -41,10 +41,15 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from ..base import numbers
+from ..stats import pooling
 from ..data.model import Result, Run, system_keys
 from ..stats.distributions import t_sf
 
-ALPHA = 0.01            # a change point's p-value at most this
+ALPHA = 0.01            # a change point's p-value at most this; a short series (fewer
+                        # than SHORT_RUNS runs) splits it between its two questions:
+STEP_ALPHA = 0.008      # a step,
+LATEST_ALPHA = 0.002    # and the newest run (bench/history_claims.py --short: false
+                        # alarms per series, both together, at most ALPHA)
 PERMUTATIONS = 199      # p-values in steps of 1/200
 SEED = 27               # every analysis shuffles the same way: the same runs, the same answer
 OUTLIER_SIGMAS = 6.0    # a bad run: this many noise sigmas from its neighbours on both sides
@@ -137,53 +142,88 @@ def _max_between(y: list[float]) -> tuple[float, int, int]:
     return best, where[0], where[1]
 
 
-def _step_t(y: list[float], i: int, j: int, floor: float = 0.0) -> float:
+def _step_t(y: list[float], i: int, j: int, floor: float = 0.0,
+            prior: "SeriesPrior | None" = None) -> float:
     """|t| of "the stretch y[i:j] is at the level of the rest": Student's t on the runs'
     log medians, the variance of a run's median from the residuals around the two
-    levels (n - 2 degrees of freedom) and never below `floor`, what the runs'
-    repetitions alone make it vary by."""
+    levels (n - 2 degrees of freedom; with a prior, pooled with it: d0 more) and never
+    below `floor`, what the runs' repetitions alone make it vary by."""
     inside, rest = y[i:j], y[:i] + y[j:]
     n, k = len(y), len(inside)
     mi, mr = sum(inside) / k, sum(rest) / (n - k)
     sse = sum((v - mi) ** 2 for v in inside) + sum((v - mr) ** 2 for v in rest)
-    var = max(sse / (n - 2), floor)
+    if prior is None:
+        var = sse / (n - 2)
+    else:
+        var = (prior.d0 * prior.scale + sse) / (prior.d0 + n - 2)
+    var = max(var, floor)
     if var <= 0:
         return math.inf if mi != mr else 0.0
     return abs(mi - mr) / math.sqrt(var * (1.0 / k + 1.0 / (n - k)))
 
 
-def _max_t(y: list[float], floor: float = 0.0) -> tuple[float, int, int]:
+NULL_SERIES = 2000      # normal series simulated for the short series' null distribution
+MAX_GAIN = 1.0          # a series' prior is worth at most this many times its own runs
+POOL_MIN_D0 = 4.0       # series less alike than this (the prior's d0) are not pooled (as
+                        # measured by bench/history_claims.py --short)
+PRIOR_D0 = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 24, 32, 48, 64, 100)
+                        # a prior's d0 is taken down to one of these (fewer: heavier
+                        # tails, safe)
+
+
+@dataclass(frozen=True)
+class SeriesPrior:
+    """What the other series of a history tell of this one's run-to-run variance
+    (stats/pooling.py): prior variance `scale` (log units squared) worth d0 runs."""
+    scale: float
+    d0: float
+
+
+def _max_t(y: list[float], floor: float = 0.0, prior: SeriesPrior | None = None
+           ) -> tuple[float, int, int]:
     """The single split (a step: y[:j] against y[j:], each at least 2 runs) with the
     largest `_step_t`, and (0, j)."""
-    return max((_step_t(y, 0, j, floor), 0, j) for j in range(2, len(y) - 1))
-
-
-NULL_SERIES = 2000      # normal series simulated for the short series' null distribution
+    return max((_step_t(y, 0, j, floor, prior), 0, j) for j in range(2, len(y) - 1))
 
 
 @functools.lru_cache(maxsize=None)
-def _null_max_t(n: int) -> tuple[float, ...]:
+def _null_max_t(n: int, d0: int = 0) -> tuple[float, ...]:
     """The largest |t| over every split of n runs that do not change (normal noise),
-    NULL_SERIES times at a fixed seed, sorted: the null distribution of `_max_t`."""
+    NULL_SERIES times at a fixed seed, sorted: the null distribution of `_max_t`.  With
+    a prior of d0 runs, the series' variance is itself drawn from the prior (limma's
+    model: the prior's part of the pooled variance is then a chi-square with d0 degrees
+    of freedom, in the series' own units)."""
     rng = random.Random(SEED)
-    return tuple(sorted(_max_t([rng.gauss(0.0, 1.0) for _ in range(n)])[0]
-                        for _ in range(NULL_SERIES)))
+    out = []
+    for _ in range(NULL_SERIES):
+        y = [rng.gauss(0.0, 1.0) for _ in range(n)]
+        prior = SeriesPrior(rng.gammavariate(d0 / 2, 2.0) / d0, d0) if d0 else None
+        out.append(_max_t(y, 0.0, prior)[0])
+    return tuple(sorted(out))
 
 
-def _short_split(y: list[float], floor: float) -> tuple[int, int, float] | None:
+def _prior_d0(prior: SeriesPrior | None) -> int:
+    return max((d for d in PRIOR_D0 if d <= prior.d0), default=0) if prior else 0
+
+
+def _short_split(y: list[float], floor: float, prior: SeriesPrior | None = None
+                 ) -> tuple[int, int, float] | None:
     """For fewer than SHORT_RUNS runs: the step with the largest t (its run medians'
-    residual spread, at least what the repetitions alone give) and the share of
-    unchanged normal series whose largest t reaches it (every split it could have
-    chosen accounted for).  Steps only: a stretch that reverted needs more runs."""
-    t, i, j = _max_t(y, floor)
-    null = _null_max_t(len(y))
+    residual spread, pooled with the other series' prior when there is one, at least
+    what the repetitions alone give) and the share of unchanged normal series whose
+    largest t reaches it (every split it could have chosen accounted for).  Steps only:
+    a stretch that reverted needs more runs."""
+    d0 = _prior_d0(prior)
+    prior = SeriesPrior(prior.scale, d0) if d0 else None
+    t, i, j = _max_t(y, floor, prior)
+    null = _null_max_t(len(y), d0)
     reached = len(null) - bisect.bisect_left(null, t * (1 - 1e-12))
     p = (1 + reached) / (1 + len(null))
-    return (i, j, p) if p <= ALPHA else None
+    return (i, j, p) if p <= STEP_ALPHA else None
 
 
-def _split(y: list[float], rng: random.Random, floor: float = 0.0
-           ) -> tuple[int, int, float] | None:
+def _split(y: list[float], rng: random.Random, floor: float = 0.0,
+           prior: SeriesPrior | None = None) -> tuple[int, int, float] | None:
     """The most likely change in y (the stretch i:j against the rest) and its p-value;
     None if y is too short or has no change at ALPHA.  SHORT_RUNS or more: the
     permutation test (it stops once it shows p > ALPHA); fewer, where its p cannot go
@@ -191,7 +231,7 @@ def _split(y: list[float], rng: random.Random, floor: float = 0.0
     if len(y) < MIN_RUNS:
         return None
     if len(y) < SHORT_RUNS:
-        return _short_split(y, floor)
+        return _short_split(y, floor, prior)
     t, i, j = _max_between(y)
     if t <= 1e-24:
         return None
@@ -230,15 +270,15 @@ def bad_runs(y: list[float], sigma: float) -> list[int]:
     return found
 
 
-def _segments(y: list[float], rng: random.Random, floor: float = 0.0
-              ) -> list[tuple[int, float]]:
+def _segments(y: list[float], rng: random.Random, floor: float = 0.0,
+              prior: SeriesPrior | None = None) -> list[tuple[int, float]]:
     """Circular binary segmentation: (index, p) of every change point found, in order
     (a stretch that differs from the rest gives two: its start and its end)."""
     found = []
     stack = [(0, len(y))]
     while stack:
         a, b = stack.pop()
-        split = _split(y[a:b], rng, floor)
+        split = _split(y[a:b], rng, floor, prior)
         if split is None:
             continue
         i, j, p = split
@@ -249,17 +289,20 @@ def _segments(y: list[float], rng: random.Random, floor: float = 0.0
     return sorted(found)
 
 
-def latest_differs(y: list[float], sigma: float, floor: float = 0.0) -> bool:
+def latest_differs(y: list[float], sigma: float, floor: float = 0.0,
+                   prior: SeriesPrior | None = None) -> bool:
     """The newest run lies more than OUTLIER_SIGMAS sigma from the runs before it: a new
     level or one bad run (no test on one run can tell which).  In a short series, whose
-    sigma is known poorly, its t against the others must also reach ALPHA."""
+    sigma is known poorly, its t against the others must also reach LATEST_ALPHA."""
     if sigma <= 0 or len(y) < MIN_RUNS:
         return False
     before = statistics.median(y[-1 - NEIGHBOURS:-1])
     if abs(y[-1] - before) <= OUTLIER_SIGMAS * sigma:
         return False
     n = len(y)
-    return n >= SHORT_RUNS or 2.0 * t_sf(_step_t(y, n - 1, n, floor), n - 2) <= ALPHA
+    df = n - 2 + (prior.d0 if prior else 0)
+    return n >= SHORT_RUNS or \
+        2.0 * t_sf(_step_t(y, n - 1, n, floor, prior), df) <= LATEST_ALPHA
 
 
 def _sse(y: list[float], cuts: list[int]) -> float:
@@ -293,10 +336,50 @@ def repetition_floor(repetitions: list[list[float]] | None) -> float:
     return statistics.median(own) if own else 0.0
 
 
+def own_variance(values: list[float], repetitions: list[list[float]] | None = None
+                 ) -> tuple[float, int, float, float, int] | None:
+    """What a series tells of its own run-to-run noise, for `priors`: the variance of its
+    runs' log medians about their mean (bad runs left out; a step it holds makes it
+    larger, never smaller) and its degrees of freedom, the repetitions' floor, and the
+    variance around its likeliest step with its degrees of freedom (the noise a series
+    with a step has: whether it is noisier than its kind); None for a series too short,
+    or not all positive."""
+    if len(values) < MIN_RUNS or not all(v > 0 for v in values):
+        return None
+    y = [math.log(v) for v in values]
+    floor = repetition_floor(repetitions)
+    out = set(bad_runs(y, max(noise_sigma(y), math.sqrt(floor))))
+    kept = [v for i, v in enumerate(y) if i not in out]
+    if len(kept) < MIN_RUNS:
+        return None
+    s2 = statistics.variance(kept)
+    around = min(_sse(kept, [j]) for j in range(2, len(kept) - 1)) / (len(kept) - 2)
+    return (s2, len(kept) - 1, floor, around, len(kept) - 2) if s2 > 0 else None
+
+
+def priors(owns: list[tuple | None]) -> list[SeriesPrior | None]:
+    """Each series' prior from every series of one history (`own_variance` of each):
+    the runs are the same runs, so series whose runs are as noisy as their repetitions
+    make them alike lend each other degrees of freedom (stats/pooling.py); None for a
+    series the pool cannot help (too few series, too unlike, or noisier than its kind)."""
+    use = [o for o in owns if o is not None]
+    p = pooling.prior([o[0] for o in use], [o[1] for o in use], [o[2] for o in use],
+                      [(max(o[3], 1e-300), o[4]) for o in use], refit=True,
+                      min_d0=POOL_MIN_D0)
+    scale = iter(p.scale if p is not None else [])
+    out: list[SeriesPrior | None] = []
+    for o in owns:
+        s0 = next(scale, None) if o is not None else None
+        out.append(SeriesPrior(s0, p.d0) if s0 is not None else None)
+    return out
+
+
 def analyse(values: list[float], seed: int = SEED,
-            repetitions: list[list[float]] | None = None) -> Analysis:
+            repetitions: list[list[float]] | None = None,
+            prior: SeriesPrior | None = None) -> Analysis:
     """Change points, bad runs and drift in a series of run medians (oldest first);
-    `repetitions`, each run's repetition values, bound the noise from below."""
+    `repetitions`, each run's repetition values, bound the noise from below; `prior`,
+    what the history's other series tell of its noise (`priors`)."""
     n = len(values)
     if n < MIN_RUNS:
         return Analysis(too_few=True)
@@ -305,11 +388,18 @@ def analyse(values: list[float], seed: int = SEED,
     floor = repetition_floor(repetitions) if positive else 0.0
     sigma = max(noise_sigma(y), math.sqrt(floor))
     out = bad_runs(y, sigma) if positive else []
-    latest = latest_differs(y, sigma, floor)
+    if prior is not None and positive:
+        # The pool's runs count at most as much as the series' own (as a profile's rows,
+        # analysis/noise.py): its own residuals keep a say in how noisy it is, which
+        # keeps heavy-tailed runs from false alarms (bench/history_claims.py --short).
+        prior = SeriesPrior(prior.scale, min(prior.d0, MAX_GAIN * (n - 2)))
+    else:
+        prior = None
+    latest = latest_differs(y, sigma, floor, prior)
     keep = [i for i in range(n - latest) if i not in out]
     yk = [y[i] for i in keep]
     rng = random.Random(seed)
-    cuts = _segments(yk, rng, floor)
+    cuts = _segments(yk, rng, floor, prior)
     analysis = Analysis(outliers=out, sigma=sigma)
     idx = [c for c, _ in cuts]
     bounds = [0] + idx + [len(yk)]
@@ -383,9 +473,12 @@ def build(runs: list[Run], bench: list[str] | None = None, seed: int = SEED) -> 
         last = found[-1][1]
         points = [Point(i, r.median, repetition_medians(r), r.summary.get("ci_low"),
                         r.summary.get("ci_high")) for i, r in found]
-        series.append(Series(key, last.label, last.unit, last.better, points,
-                             analyse([p.median for p in points], seed,
-                                     [p.repetitions for p in points])))
+        series.append(Series(key, last.label, last.unit, last.better, points, Analysis()))
+    owns = [own_variance([p.median for p in s.points], [p.repetitions for p in s.points])
+            for s in series]
+    for s, prior in zip(series, priors(owns)):
+        s.analysis = analyse([p.median for p in s.points], seed,
+                             [p.repetitions for p in s.points], prior)
     hosts = list(dict.fromkeys(system_keys(r.sysinfo)["host"] or "?" for r in runs))
     return History(runs, [run_name(r) for r in runs], series, hosts)
 

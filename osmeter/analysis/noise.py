@@ -35,7 +35,7 @@ from .compare import CPU_BENCH, category_of
 from ..data.model import Run
 from . import flags
 from ..stats import variance
-from ..stats.distributions import chi2_quantile, digamma, f_sf, trigamma, trigamma_inverse
+from ..stats import pooling
 
 FORMAT = "osmeter.noise"
 VERSION = 1
@@ -164,70 +164,32 @@ def between_run_variance(per_run: list[list[float]]) -> Component | None:
                      run_means_var=variance(means), within_of_mean=fmean(within_of_mean))
 
 
-# Pooling the rows' between-run variances (`moderate`), measured by simulation
-# (bench/stats_claims.py 9 and 11).  Too few rows say too little about how alike they
-# are.  Rows whose spreads differ more than a prior of one shape allows (d0 below
-# MODERATE_MIN_D0) are not pooled: pooled, log-normally unlike rows gave 6.5% of A/A
-# comparisons a false verdict.  A row gains at most as many degrees of freedom as it has.
-# A row whose own variance is this unlikely under its kind's keeps its own.
-MODERATE_MIN_ROWS = 8
-MODERATE_MIN_D0 = 4.0
-MODERATE_MAX_DF = 100.0
-MODERATE_CONFIDENCE = 0.5     # the residuals' variance at its chi-square median
+# A row gains at most as many degrees of freedom from the pool as it has
+# (stats/pooling.py pools; measured by bench/stats_claims.py sections 9 and 11).
 MODERATE_MAX_GAIN = 1.0
-MODERATE_OUTLIER = 0.05
 
 
 def moderate(rows: list[Component]) -> float | None:
-    """Pool the between-run variances of a profile's rows (empirical Bayes, as limma's
-    moderated variances, Smyth 2004): each row's variance of run means, estimated with
-    only runs - 1 degrees of freedom, is drawn towards what rows of its within-run noise
-    show (a trend on the log scale: a row noisier inside a run is noisier between runs),
-    by as much as the rows' estimates are more alike than their chance spread allows,
-    and gains that many degrees of freedom (d0, at most its own).  Rows that differ
-    among themselves far more than chance (d0 < MODERATE_MIN_D0) are left as they were,
-    and a row that stands out above its kind (robust, as limma's robust=TRUE) keeps its
-    own.  Changes each row's tau2 and df in place; returns d0, or None when too few rows
-    allow it."""
+    """Pool the between-run variances of a profile's rows (stats/pooling.py): each row's
+    variance of run means, estimated with only runs - 1 degrees of freedom, is drawn
+    towards what rows of its within-run noise show, and gains d0 degrees of freedom (at
+    most its own).  Rows too unlike for one prior, and a row noisier than its kind, keep
+    their own.  Changes each row's tau2 and df in place; returns d0, or None when too few
+    rows allow it."""
     use = [c for c in rows if c.run_means_var > 0 and c.df >= 1]
-    if len(use) < MODERATE_MIN_ROWS:
+    p = pooling.prior([c.run_means_var for c in use], [c.df for c in use],
+                      [c.within_of_mean for c in use])
+    if p is None:
         return None
-    d = [c.df for c in use]
-    # log S^2 less its mean under chi-square sampling: an estimate of log sigma^2
-    e = [math.log(c.run_means_var) - digamma(k / 2) + math.log(k / 2) for c, k in zip(use, d)]
-    fit, nparam = _trend(e, [c.within_of_mean for c in use])
-    resid = [a - b for a, b in zip(e, fit)]
-    # The rows' spread beyond what chance gives each row's estimate.
-    dfr = len(use) - nparam
-    spread = sum(r * r for r in resid) / chi2_quantile(1 - MODERATE_CONFIDENCE, dfr)
-    excess = spread - fmean(trigamma(k / 2) for k in d)
-    d0 = MODERATE_MAX_DF if excess <= 0 else min(MODERATE_MAX_DF, 2 * trigamma_inverse(excess))
-    if d0 < MODERATE_MIN_D0:
-        return d0               # rows too unlike for a prior of one shape: each keeps its own
-    for c, k, f in zip(use, d, fit):
-        # The prior's scale from its own degrees of freedom (d0); the row gives it at most
-        # the weight of its own.
-        prior = math.exp(f + digamma(d0 / 2) - math.log(d0 / 2))
-        if f_sf(c.run_means_var / prior, k, d0) < MODERATE_OUTLIER:
+    for c, s0 in zip(use, p.scale):
+        if s0 is None:
             continue            # a row noisier than its kind: its own estimate stands
-        gain = min(d0, k * MODERATE_MAX_GAIN)
-        pooled = (gain * prior + k * c.run_means_var) / (gain + k)
+        k = c.df
+        gain = min(p.d0, k * MODERATE_MAX_GAIN)
+        pooled = (gain * s0 + k * c.run_means_var) / (gain + k)
         c.tau2 = max(0.0, pooled - c.within_of_mean)
         c.df = k + gain
-    return d0
-
-
-def _trend(e: list[float], within: list[float]) -> tuple[list[float], int]:
-    """Least-squares line of e on log(within), or e's mean when within does not vary
-    (or is 0 somewhere); with the number of parameters fitted."""
-    if all(w > 0 for w in within):
-        x = [math.log(w) for w in within]
-        mx, me = fmean(x), fmean(e)
-        sxx = sum((a - mx) ** 2 for a in x)
-        if sxx > 0:
-            b = sum((a - mx) * (y - me) for a, y in zip(x, e)) / sxx
-            return [me + b * (a - mx) for a in x], 2
-    return [fmean(e)] * len(e), 1
+    return p.d0
 
 
 def estimate(runs: list[Run], name: str) -> Profile:
