@@ -543,7 +543,8 @@ def to_json(h: History) -> dict:
     return {
         "runs": [{"id": r.id, "label": r.label, "started": r.started,
                   "host": system_keys(r.sysinfo)["host"]} for r in h.runs],
-        "method": {"alpha": ALPHA, "permutations": PERMUTATIONS, "seed": SEED,
+        "method": {"alpha": ALPHA, "step_alpha": STEP_ALPHA, "latest_alpha": LATEST_ALPHA,
+                   "short_runs": SHORT_RUNS, "permutations": PERMUTATIONS, "seed": SEED,
                    "outlier_sigmas": OUTLIER_SIGMAS, "min_runs": MIN_RUNS},
         "series": [{
             "bench": s.key[0], "metric": s.key[1], "x": s.key[2], "label": s.label,

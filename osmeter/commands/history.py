@@ -117,10 +117,12 @@ def terminal(h: hist.History, width: int, changed_only: bool = False) -> str:
     lines.append("%d of %d results changed, %d with a bad run. Bars: each run's median "
                  "(log scale, at most the newest %d); %s a change point, %s a bad run."
                  % (n_changed, len(h.series), n_bad, spark_w, CHANGE_MARK, BAD_MARK))
-    lines.append("Changes: on the runs' medians, p <= %g: under %d runs a t test (their "
-                 "repetitions bound the noise), else a permutation test (%d shuffles, "
-                 "fixed seed); false alarms and detection rates measured in "
-                 "docs/history.md." % (hist.ALPHA, hist.SHORT_RUNS, hist.PERMUTATIONS))
+    lines.append("Changes: on the runs' medians, p <= %g: under %d runs a t test (its "
+                 "noise pooled with the other results', bounded by their repetitions; "
+                 "a step at p <= %g, the newest run at %g), else a permutation test (%d "
+                 "shuffles, fixed seed); false alarms and detection rates measured in "
+                 "docs/history.md." % (hist.ALPHA, hist.SHORT_RUNS, hist.STEP_ALPHA,
+                                       hist.LATEST_ALPHA, hist.PERMUTATIONS))
     out = []
     for line in lines:
         out += [line] if len(line) <= width else display._wrap(line, 0, width, 2)
