@@ -209,9 +209,10 @@ def welch(parts, between: Between | None = None) -> tuple[float, float]:
     freedom capped at the between part's (an estimate from R runs knows the between-run
     part no better than R - 1 degrees of freedom allow, however many repetitions each
     run has; pooling a profile's rows, noise.moderate, adds what the other rows tell);
-    the one rule for the tests and for the repetitions that would decide them.  (Weighing the between part's degrees of freedom by the 95% upper bound of its
-    run means' variance instead let a 3x slowdown with a 3-run history fail, but gave
-    8.7% A/A comparisons with a false verdict, stated 5%: bench/stats_claims.py 5, 9.)"""
+    the one rule for the tests and for the repetitions that would decide them.
+    (Weighing the between part's degrees of freedom by the 95% upper bound of its run
+    means' variance instead let a 3x slowdown with a 3-run history fail, but gave 8.7%
+    A/A comparisons with a false verdict, stated 5%: bench/stats_claims.py 5, 9.)"""
     se, df = satterthwaite(parts + ([(between.var, between.df)] if between else []))
     return se, df if between is None else min(df, between.df)
 
