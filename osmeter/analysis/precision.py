@@ -52,8 +52,8 @@ SIZE_UNITS = ("bytes", "B", "KiB", "MiB", "GiB", "pages")   # sizes: not slower,
 # a kind's quiet results are flagged.  Another machine's spreads may differ: run the
 # script there and read its table.  Those 43 benchmarks gave 37% of a quick run's
 # results (of its memory results 57 of 214, of its scalability curves 5 of 16), and quick
-# runs nothing disturbed had 16-33% flagged (issue 25): to be measured again on the quick
-# suite at rest, as bench/precision.py now does by default.
+# runs nothing disturbed had 16-33% flagged (issue 25; measured again on quick runs at
+# rest: the README's Measured figures).
 
 
 def measured(results: int) -> str:
