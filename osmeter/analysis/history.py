@@ -163,7 +163,6 @@ def _step_t(y: list[float], i: int, j: int, floor: float = 0.0,
 
 
 NULL_SERIES = 2000      # normal series simulated for the short series' null distribution
-MAX_GAIN = 1.0          # a series' prior is worth at most this many times its own runs
 POOL_MIN_D0 = 4.0       # series less alike than this (the prior's d0) are not pooled (as
                         # measured by bench/history_claims.py --short)
 PRIOR_D0 = (2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 24, 32, 48, 64, 100)
@@ -389,10 +388,8 @@ def analyse(values: list[float], seed: int = SEED,
     sigma = max(noise_sigma(y), math.sqrt(floor))
     out = bad_runs(y, sigma) if positive else []
     if prior is not None and positive:
-        # The pool's runs count at most as much as the series' own (as a profile's rows,
-        # analysis/noise.py): its own residuals keep a say in how noisy it is, which
-        # keeps heavy-tailed runs from false alarms (bench/history_claims.py --short).
-        prior = SeriesPrior(prior.scale, min(prior.d0, MAX_GAIN * (n - 2)))
+        # The pool's runs count at most as much as the series' own, as a profile's rows
+        prior = SeriesPrior(prior.scale, pooling.gain(prior.d0, n - 2))
     else:
         prior = None
     latest = latest_differs(y, sigma, floor, prior)

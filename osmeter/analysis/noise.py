@@ -164,11 +164,6 @@ def between_run_variance(per_run: list[list[float]]) -> Component | None:
                      run_means_var=variance(means), within_of_mean=fmean(within_of_mean))
 
 
-# A row gains at most as many degrees of freedom from the pool as it has
-# (stats/pooling.py pools; measured by bench/stats_claims.py sections 9 and 11).
-MODERATE_MAX_GAIN = 1.0
-
-
 def moderate(rows: list[Component]) -> float | None:
     """Pool the between-run variances of a profile's rows (stats/pooling.py): each row's
     variance of run means, estimated with only runs - 1 degrees of freedom, is drawn
@@ -185,7 +180,7 @@ def moderate(rows: list[Component]) -> float | None:
         if s0 is None:
             continue            # a row noisier than its kind: its own estimate stands
         k = c.df
-        gain = min(p.d0, k * MODERATE_MAX_GAIN)
+        gain = pooling.gain(p.d0, k)
         pooled = (gain * s0 + k * c.run_means_var) / (gain + k)
         c.tau2 = max(0.0, pooled - c.within_of_mean)
         c.df = k + gain

@@ -30,6 +30,7 @@ MIN_D0 = 3.0
 MAX_DF = 100.0
 CONFIDENCE = 0.5      # the residuals' variance at its chi-square median
 OUTLIER = 0.05        # a row whose variance is this unlikely under its prior keeps its own
+MAX_GAIN = 1.0        # a row takes from the prior at most this many times its own df
 
 
 @dataclass
@@ -72,6 +73,14 @@ def prior(variances: list[float], dfs: list[float], covariate: list[float],
     own = own or list(zip(variances, dfs))
     return Prior(d0, [None if f_sf(v / s0, k, d0) < OUTLIER else s0
                       for (v, k), s0 in zip(own, scale)])
+
+
+def gain(d0: float, df: float) -> float:
+    """The degrees of freedom a row with df of its own takes from a prior worth d0: its
+    own residuals keep a say in how noisy it is, which keeps heavy-tailed runs from false
+    verdicts and alarms (bench/stats_claims.py section 11, bench/history_claims.py
+    --short)."""
+    return min(d0, MAX_GAIN * df)
 
 
 def _fit(e: list[float], dfs: list[float], covariate: list[float]):
