@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,4 +154,32 @@ int memcg_join(const struct memcg *cg)
     (void)cg;
     return -1;
 #endif
+}
+
+#ifdef __linux__
+/* The "oom_kill N" line of memory.events (v2) or memory.oom_control (v1): N into out. */
+static int oom_kill_line(char *line, int v2, char *out, size_t len)
+{
+    (void)v2;
+    long long n;
+    if (sscanf(line, "oom_kill %lld", &n) != 1)
+        return 0;
+    snprintf(out, len, "%lld", n);
+    return 1;
+}
+#endif
+
+long long memcg_oom_kills(const struct memcg *cg)
+{
+#ifdef __linux__
+    char path[PATH_MAX + 32], n[32];
+    for (int v2 = 1; v2 >= 0; v2--) {
+        snprintf(path, sizeof path, "%s/%s", cg->dir, v2 ? "memory.events" : "memory.oom_control");
+        if (find_line(path, oom_kill_line, v2, n, sizeof n) == 0)
+            return atoll(n);
+    }
+#else
+    (void)cg;
+#endif
+    return -1;
 }

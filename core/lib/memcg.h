@@ -24,5 +24,8 @@ struct memcg {
 int memcg_make(struct om_ctx *ctx, long long limit, struct memcg *cg);
 /* Move the calling process into the cgroup; 0 or -1. */
 int memcg_join(const struct memcg *cg);
+/* How many processes the cgroup's OOM killer has killed (memory.events, or v1's
+ * memory.oom_control); -1 when the kernel does not say. */
+long long memcg_oom_kills(const struct memcg *cg);
 
 #endif
