@@ -300,12 +300,16 @@ def test_session_byte_limit(server):
 
 
 def test_a_loop_that_fails_half_way_reports_no_sample(server):
-    """The far end's byte limit ends the echo some thousand round trips in, after the
-    calibration (batches of 1 ms) and while the 2000 timed batches run: the benchmark
-    fails and emits not one sample (the harness keeps them until every batch succeeded)."""
-    _, port = server("--max-bytes", "40000")
+    """The far end's byte limit ends the echo after the calibration and warm-up (about 3
+    ms of round trips of 2 x 1000 bytes: under 8 MB unless one takes under 1 us; here 9
+    us) and while the 10000 timed batches run, whatever the machine's speed (each batch
+    is at least one round trip: 20 MB in all; with 1-byte messages a loaded machine once
+    finished under the limit): the benchmark fails and emits not one sample (the harness
+    keeps them until every batch succeeded)."""
+    _, port = server("--max-bytes", "8m")
     inv = coreproc.invoke("net.tcp_lat", params={"peer": "127.0.0.1:%d" % port,
-                                                 "samples": "2000", "batch_ms": "1"},
+                                                 "samples": "10000", "batch_ms": "1",
+                                                 "size": "1000"},
                           preset="smoke", env={"OSMETER_PEER_SECRET": SECRET}, timeout=120)
     assert inv.status == "failed" and "round trip failed" in inv.reason, inv.reason
     assert int(inv.notes["iterations_per_batch"]) >= 1   # calibration went through
