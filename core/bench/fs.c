@@ -96,11 +96,12 @@ static double drop_file_cache(enum cache_mode mode, const char *path)
 
 /* A file still in memory after it was made cold would time the page cache under a cold
  * label: FreeBSD's and NetBSD's posix_fadvise(DONTNEED) only deactivates its pages, and
- * tmpfs keeps them.  Over 5% resident: skip, saying so. */
+ * tmpfs keeps them.  Over 5% resident: skip, saying so.  cache=warm keeps it in memory
+ * on purpose. */
 static int skip_if_still_cached(struct om_ctx *ctx, enum cache_mode mode, double pct,
                                 const char *dir)
 {
-    if (pct <= 5)
+    if (pct <= 5 || mode == CACHE_WARM)
         return OM_OK;
     return om_skip(ctx, "cannot make the cache cold on %s: %.0f%% of the file stays in memory "
                         "after %s (try cache=direct)", fs_type_name(dir), pct,
